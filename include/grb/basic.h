@@ -1,0 +1,173 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * grb/basic.h - a ready-made client: length + timestamp records, per-CPU
+ * or single buffer, overwrite or discard, read back record by record.
+ *
+ * For users who want a ring buffer, not a tracer: no configuration struct
+ * to write, no record format to design.  Each record is
+ *
+ *	u32  length (bits 0-30) | full-timestamp flag (bit 31)
+ *	u32  low 32 bits of the timestamp, or u64 full timestamp when flagged
+ *	     (always full when timestamp compression is off)
+ *	     payload, length bytes
+ *
+ * aligned on 4 bytes, after a 64-byte sub-buffer header
+ * (struct grb_basic_subbuf_header).  Timestamps are CLOCK_MONOTONIC
+ * nanoseconds.  The library holds one static const configuration per
+ * variant, so writes still take the specialised fast path.
+ *
+ * Concurrency: writes from any thread or signal handler; consume/peek of
+ * one CPU's buffer from one thread at a time; reset only while no thread
+ * writes or reads.
+ */
+#ifndef GRB_BASIC_H
+#define GRB_BASIC_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "grb/config.h"
+#include "grb/writer.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+struct grb_basic;
+struct grb_channel;
+
+struct grb_basic_attr {
+	const char *name;
+	size_t subbuf_size;          /* as struct grb_channel_attr */
+	size_t num_subbuf;
+	enum grb_alloc alloc;
+	enum grb_mode mode;
+	int compress_timestamps;     /* 1: 32 low bits when they suffice */
+};
+
+#define GRB_BASIC_MAGIC 0x67726231u   /* "grb1" */
+
+/* Written at the start of every sub-buffer of a basic channel. */
+struct grb_basic_subbuf_header {
+	uint32_t magic;
+	int32_t cpu;
+	uint64_t seq;
+	uint64_t ts_begin;
+	uint64_t ts_end;
+	uint64_t data_size;
+	uint64_t records;
+	uint64_t lost;          /* running lost count at delivery */
+	uint64_t overwritten;   /* running overwritten count at delivery */
+};
+
+/**
+ * grb_basic_create - create a basic channel and open its readers.
+ * Return: 0; -EINVAL for NULL or an invalid attribute (see
+ * grb_channel_create()); -ENOMEM.
+ * Context: any thread; not signal-safe.
+ */
+int grb_basic_create(const struct grb_basic_attr *attr, struct grb_basic **out);
+
+/** grb_basic_destroy - finalize (if needed) and free.  NULL is a no-op. */
+void grb_basic_destroy(struct grb_basic *b);
+
+/**
+ * grb_basic_write - copy one record in.
+ * @b: basic channel.
+ * @data: payload (may be NULL when @len is 0).
+ * @len: payload bytes, at most GRB_BASIC_MAX_LEN and what fits in a
+ *       sub-buffer with the headers.
+ * Return: 0, or the errors of grb_reserve(); -EINVAL for NULL @b, NULL
+ * @data with @len > 0, or @len > GRB_BASIC_MAX_LEN.
+ * Context: any thread, signal handlers included.
+ */
+int grb_basic_write(struct grb_basic *b, const void *data, size_t len);
+
+#define GRB_BASIC_MAX_LEN 0x7fffffffu
+
+/* A zero-copy reservation of the basic client. */
+struct grb_basic_wctx {
+	struct grb_ctx ctx;
+	const struct grb_config *cfg;
+	void *data;            /* where to write the payload */
+};
+
+/**
+ * grb_basic_reserve - reserve a record of @len bytes and write its header;
+ * the caller fills w->data, then calls grb_basic_commit().
+ * Return: as grb_basic_write().
+ */
+int grb_basic_reserve(struct grb_basic *b, size_t len,
+		      struct grb_basic_wctx *w);
+
+/** grb_basic_commit - publish a record from grb_basic_reserve(). */
+void grb_basic_commit(struct grb_basic_wctx *w);
+
+/* A record read back. */
+struct grb_basic_event {
+	uint64_t timestamp;    /* full CLOCK_MONOTONIC ns */
+	size_t len;            /* payload bytes */
+	int cpu;               /* buffer it came from (-1 per channel) */
+};
+
+/**
+ * grb_basic_consume - take the oldest record of buffer @cpu.
+ * @b: basic channel.
+ * @cpu: buffer index (0 for a per-channel buffer).
+ * @ev: receives the record's description.
+ * @dst: receives the payload.
+ * @cap: bytes at @dst.
+ * Return: 0; -EAGAIN when no complete sub-buffer is readable (flush to
+ * force); -ENODATA when finalized and drained; -ENOBUFS when @cap <
+ * ev->len (the record stays, ev is filled); -EINVAL for NULL or a bad
+ * @cpu; -EIO when the data does not decode (a client bug).
+ * Context: one reader thread per buffer.
+ */
+int grb_basic_consume(struct grb_basic *b, unsigned int cpu,
+		      struct grb_basic_event *ev, void *dst, size_t cap);
+
+/** grb_basic_peek - as grb_basic_consume() without consuming. */
+int grb_basic_peek(struct grb_basic *b, unsigned int cpu,
+		   struct grb_basic_event *ev, void *dst, size_t cap);
+
+struct grb_basic_counts {
+	uint64_t entries;      /* written, not yet consumed nor overwritten */
+	uint64_t overruns;     /* overwritten before being consumed */
+	uint64_t written;
+	uint64_t consumed;
+	uint64_t dropped;      /* removed by grb_basic_reset() */
+	uint64_t lost;         /* refused: full, wrap, too big, nesting */
+};
+
+/** grb_basic_get_counts - counters of buffer @cpu.  Return: 0 or -EINVAL. */
+int grb_basic_get_counts(struct grb_basic *b, unsigned int cpu,
+		     struct grb_basic_counts *c);
+
+/**
+ * grb_basic_reset - drop every record not consumed yet.
+ * Return: 0 or -EINVAL.
+ * Context: no concurrent writer or reader.
+ */
+int grb_basic_reset(struct grb_basic *b);
+
+/** grb_basic_record_disable/enable: refuse (-EAGAIN) or allow writes. */
+int grb_basic_record_disable(struct grb_basic *b);
+int grb_basic_record_enable(struct grb_basic *b);
+
+/** grb_basic_flush - close every open sub-buffer so it can be consumed. */
+int grb_basic_flush(struct grb_basic *b);
+
+/** grb_basic_finalize - end of writing (see grb_channel_finalize()). */
+int grb_basic_finalize(struct grb_basic *b);
+
+/** grb_basic_nr_bufs - number of buffers (possible CPUs, or 1). */
+unsigned int grb_basic_nr_bufs(const struct grb_basic *b);
+
+/** grb_basic_channel - the engine channel underneath. */
+struct grb_channel *grb_basic_channel(struct grb_basic *b);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* GRB_BASIC_H */

@@ -1,0 +1,217 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * grb/channel.h - channels and their buffers: creation, flush, finalize,
+ * statistics, memory.
+ *
+ * A channel is a set of buffers (one per possible CPU, or one) sharing a
+ * client configuration and a geometry: num_subbuf sub-buffers of
+ * subbuf_size bytes each, both powers of two.
+ *
+ * Which operations may run at the same time on one channel:
+ *
+ *   operation                       | concurrent with
+ *   --------------------------------+----------------------------------
+ *   grb_reserve/commit (writer.h)   | everything below but destroy
+ *   grb_buf_flush, grb_channel_flush| writers, readers, other flushes
+ *   grb_*_record_disable/enable     | everything but destroy
+ *   grb_buf_stats, grb_channel_*    | everything but destroy
+ *   grb_channel_finalize            | readers; writers must have stopped
+ *   grb_channel_destroy             | nothing
+ */
+#ifndef GRB_CHANNEL_H
+#define GRB_CHANNEL_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "grb/config.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+struct grb_channel;
+struct grb_buf;
+
+struct grb_channel_attr {
+	const char *name;        /* for diagnostics; NULL for "" */
+	size_t subbuf_size;      /* power of two, >= page size, <= 2 GiB */
+	size_t num_subbuf;       /* power of two, >= 2, <= 2^31 */
+	void *priv;              /* handed to buffer_create/finalize */
+};
+
+/**
+ * grb_channel_create - allocate a channel and its buffers.
+ * @cfg: client configuration; must outlive the channel.
+ * @attr: geometry and name.
+ * @out: receives the channel.
+ *
+ * Reads the number of possible CPUs once (per-CPU allocation), maps one
+ * zeroed region per buffer and calls buffer_create for each.
+ * Return: 0, or
+ *  -EINVAL  a NULL argument; grb_config_check() fails; subbuf_size or
+ *           num_subbuf is not a power of two, subbuf_size is below the
+ *           page size or above GRB_SUBBUF_SIZE_MAX, num_subbuf is below 2
+ *           or above GRB_NUM_SUBBUF_MAX (the id layout), or the
+ *           sub-buffer header leaves no room for a record;
+ *  -ENOMEM  memory could not be mapped;
+ *  any negative errno returned by buffer_create.
+ * On error nothing is left allocated.
+ * Context: any thread; not signal-safe.
+ */
+int grb_channel_create(const struct grb_config *cfg,
+		       const struct grb_channel_attr *attr,
+		       struct grb_channel **out);
+
+/**
+ * grb_channel_destroy - unmap every buffer and free the channel.
+ * @chan: channel, or NULL (no-op).
+ *
+ * Finalizes the channel first when grb_channel_finalize() was not called.
+ * Context: no other thread may use @chan during or after the call.
+ */
+void grb_channel_destroy(struct grb_channel *chan);
+
+/* Flags for grb_buf_flush() and grb_channel_flush(). */
+enum grb_flush {
+	/* Close the open sub-buffer when it holds data. */
+	GRB_FLUSH_ACTIVE = 0,
+	/* Also produce a header-only sub-buffer when none is open, so a
+	 * reader learns the time range; skipped when the next sub-buffer
+	 * is not free. */
+	GRB_FLUSH_EMPTY = 1,
+};
+
+/**
+ * grb_buf_flush - close the open sub-buffer so readers can get it.
+ * @buf: buffer.
+ * @how: GRB_FLUSH_ACTIVE or GRB_FLUSH_EMPTY.
+ *
+ * The sub-buffer is delivered as soon as the records reserved in it are
+ * committed (at once when none is pending).
+ * Return: 0 when a sub-buffer was closed; -ENODATA when there was nothing
+ * to close; -ENOBUFS (discard mode, buffer full) or -EIO (next sub-buffer
+ * still being written) when GRB_FLUSH_EMPTY could not open a sub-buffer;
+ * -EINVAL for a NULL @buf or an unknown @how.
+ * Context: any thread, including one that is not a writer; signal-safe.
+ * Ordering: as a reservation.
+ */
+int grb_buf_flush(struct grb_buf *buf, enum grb_flush how);
+
+/**
+ * grb_channel_flush - grb_buf_flush() on every buffer.
+ * Return: 0, or -EINVAL for a NULL @chan or unknown @how; per-buffer
+ * "nothing to close" results are not errors here.
+ */
+int grb_channel_flush(struct grb_channel *chan, enum grb_flush how);
+
+/**
+ * grb_channel_finalize - end of writing: flush every buffer and mark it
+ * finalized.
+ * @chan: channel.
+ *
+ * Calls buffer_finalize on every buffer.  Later reservations fail with
+ * -ESHUTDOWN; readers drain what is left and then get -ENODATA.
+ * Return: 0; -EINVAL for NULL; -EALREADY when already finalized.
+ * Context: writers must have returned from their last commit.
+ * Ordering: release; pairs with the reader's acquire of the finalized bit.
+ */
+int grb_channel_finalize(struct grb_channel *chan);
+
+/**
+ * grb_channel_record_disable / grb_channel_record_enable - make every
+ * later reservation fail with -EAGAIN, or allow them again.  Records
+ * refused this way are not counted as lost (the client asked for it).
+ * Return: 0, or -EINVAL for NULL.
+ * Context: any thread.  Ordering: relaxed; a reservation racing with the
+ * call may still succeed.
+ */
+int grb_channel_record_disable(struct grb_channel *chan);
+int grb_channel_record_enable(struct grb_channel *chan);
+int grb_buf_record_disable(struct grb_buf *buf);
+int grb_buf_record_enable(struct grb_buf *buf);
+
+/**
+ * grb_channel_nr_bufs - number of buffers: possible CPUs, or 1.
+ * Return: the count (0 for NULL).
+ */
+unsigned int grb_channel_nr_bufs(const struct grb_channel *chan);
+
+/**
+ * grb_channel_buf - buffer @i of a channel (the buffer of CPU @i when
+ * allocation is per CPU).
+ * Return: the buffer, or NULL when @chan is NULL or @i is out of range.
+ */
+struct grb_buf *grb_channel_buf(struct grb_channel *chan, unsigned int i);
+
+/** grb_channel_priv - the attr->priv given at creation (NULL for NULL). */
+void *grb_channel_priv(const struct grb_channel *chan);
+
+/** grb_buf_cpu - the buffer's CPU, or -1 for a per-channel buffer. */
+int grb_buf_cpu(const struct grb_buf *buf);
+
+/** grb_buf_channel - the channel a buffer belongs to. */
+struct grb_channel *grb_buf_channel(const struct grb_buf *buf);
+
+/*
+ * Counters of one buffer.  When writers and the reader are quiescent and
+ * the buffer is flushed and drained:
+ *   written == read + overwritten
+ * and every refused reservation is in exactly one lost_* counter.
+ */
+struct grb_buf_stats {
+	uint64_t written;       /* records committed */
+	uint64_t read;          /* records in sub-buffers the reader consumed */
+	uint64_t overwritten;   /* records in sub-buffers writers pushed the
+				   reader past (overwrite mode) */
+	uint64_t lost_full;     /* refused: buffer full (discard mode) */
+	uint64_t lost_wrap;     /* refused: next sub-buffer not committed */
+	uint64_t lost_big;      /* refused: larger than a sub-buffer */
+	uint64_t lost_nesting;  /* refused: nesting deeper than the bound */
+	uint64_t produced;      /* write position, bytes */
+	uint64_t consumed;      /* read position, bytes */
+};
+
+/**
+ * grb_buf_get_stats - read a buffer's counters.
+ * @buf: buffer.
+ * @st: receives the counters.
+ *
+ * Each counter is read atomically; the set is a consistent snapshot only
+ * when the buffer is quiescent.  written includes records committed in
+ * sub-buffers not yet delivered.
+ * Return: 0, or -EINVAL for a NULL argument.
+ * Context: any thread.
+ */
+int grb_buf_get_stats(const struct grb_buf *buf, struct grb_buf_stats *st);
+
+/** grb_channel_get_stats - the sum of grb_buf_get_stats() over all buffers. */
+int grb_channel_get_stats(const struct grb_channel *chan,
+		      struct grb_buf_stats *st);
+
+struct grb_memory {
+	uint64_t data_bytes;     /* nr_bufs x physical sub-buffers x size */
+	uint64_t control_bytes;  /* descriptions, counters, ids, metadata */
+	uint64_t total_bytes;    /* their sum: what the channel maps */
+	unsigned int nr_bufs;
+	uint64_t subbufs_per_buf;  /* num_subbuf, + 1 in overwrite mode */
+};
+
+/**
+ * grb_channel_memory - what a channel's buffers occupy.
+ * Return: 0, or -EINVAL for a NULL argument.
+ */
+int grb_channel_memory(const struct grb_channel *chan, struct grb_memory *mem);
+
+/**
+ * grb_strerror - a short message for a grb return code.
+ * @err: a negative errno returned by a grb function (or 0).
+ * Return: a static string; never NULL.
+ */
+const char *grb_strerror(int err);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* GRB_CHANNEL_H */

@@ -1,0 +1,176 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * grb/config.h - the client configuration contract.
+ *
+ * A client (a tracer, a logger, the basic client in grb/basic.h) declares
+ * one `static const struct grb_config` and passes its address first to
+ * every fast-path inline (grb/writer.h).  Because the object is constant
+ * and visible to the compiler, each `if (cfg->mode == ...)` folds and each
+ * callback call through `cfg->cb` becomes a direct, usually inlined, call:
+ * one specialised code path per client, with the slow paths shared.
+ *
+ * The configuration is validated once, by grb_channel_create(), which
+ * refuses invalid combinations with -EINVAL; the fast paths never check it.
+ */
+#ifndef GRB_CONFIG_H
+#define GRB_CONFIG_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+struct grb_buf;
+struct grb_ctx;
+struct grb_config;
+
+/* Where buffers live: one per possible CPU, or one for the channel. */
+enum grb_alloc {
+	GRB_ALLOC_PER_CPU = 0,
+	GRB_ALLOC_PER_CHANNEL = 1,
+};
+
+/*
+ * What a full buffer does:
+ *  GRB_MODE_OVERWRITE  flight recorder: writers push the reader and reuse
+ *                      the oldest sub-buffer; its records are counted as
+ *                      overwritten.  A spare sub-buffer owned by the reader
+ *                      keeps data being read safe from writers.
+ *  GRB_MODE_DISCARD    producer-consumer: new records are refused and
+ *                      counted as lost (full) until the reader frees space.
+ */
+enum grb_mode {
+	GRB_MODE_OVERWRITE = 0,
+	GRB_MODE_DISCARD = 1,
+};
+
+/* Reservation flags, set by grb_reserve() in ctx->rflags. */
+enum grb_rflag {
+	/*
+	 * The record must carry a full 64-bit timestamp: it opens a
+	 * sub-buffer, follows a discarded reservation, or its timestamp
+	 * differs from the previous one above the kept bits.
+	 */
+	GRB_RFLAG_FULL_TIMESTAMP = 1u << 0,
+};
+
+/*
+ * What the engine tells a client about one sub-buffer (a "packet") when it
+ * opens it (buffer_begin) and when it delivers it (buffer_end).
+ */
+struct grb_subbuf_info {
+	/* Sub-buffer sequence number: its start position / sub-buffer size.
+	 * Consecutive for a buffer; a reader sees overwritten packets as gaps. */
+	uint64_t seq;
+	/* begin: timestamp of the opening reservation; end: of the closing one
+	 * (0 when the client keeps no timestamps). */
+	uint64_t timestamp;
+	/* end only: bytes used, sub-buffer header included; padding excluded. */
+	uint64_t data_size;
+	/* end only: records committed in this sub-buffer. */
+	uint64_t records;
+	/* end only: running count of records refused on this buffer (full,
+	 * wrap, too big, nesting) when the sub-buffer was delivered. */
+	uint64_t lost;
+	/* end only: running count of records overwritten on this buffer. */
+	uint64_t overwritten;
+	/* CPU of the buffer, or -1 for a per-channel buffer. */
+	int cpu;
+};
+
+/* A record as a client's decoder describes it to a reader. */
+struct grb_record {
+	size_t offset;       /* record start (after pre-header padding) */
+	size_t header_len;   /* bytes of record header */
+	size_t payload_off;  /* payload start, from the sub-buffer start */
+	size_t payload_len;  /* payload bytes */
+	size_t next;         /* where the next record's slot starts */
+	uint64_t timestamp;  /* as stored: full, or the low timestamp_bits */
+	unsigned int rflags; /* GRB_RFLAG_* as the writer set them */
+};
+
+/*
+ * Client callbacks.  Only clock_read and record_header_size run on the fast
+ * path; with a static const config they are inlined.  Every other callback
+ * runs on a slow path (sub-buffer switch, delivery, creation).
+ */
+struct grb_client_cb {
+	/*
+	 * Read the clock.  Required when timestamp_bits > 0, NULL otherwise.
+	 * Must be monotonic across CPUs and signal-safe.
+	 */
+	uint64_t (*clock_read)(void);
+	/*
+	 * Size of the record header to write at sub-buffer @offset, including
+	 * the padding before it, which is returned in *@pre_padding.
+	 * ctx->rflags and ctx->data_size are set.  NULL means no header.
+	 */
+	size_t (*record_header_size)(const struct grb_config *cfg, size_t offset,
+				     size_t *pre_padding,
+				     const struct grb_ctx *ctx);
+	/* Bytes reserved at the start of each sub-buffer.  NULL means 0. */
+	size_t (*subbuf_header_size)(void);
+	/*
+	 * Write the sub-buffer header at @header when a sub-buffer opens.
+	 * Runs on the thread that opened it, before its record is written.
+	 */
+	void (*buffer_begin)(struct grb_buf *buf, void *header,
+			     const struct grb_subbuf_info *info);
+	/*
+	 * Patch the header at delivery (end timestamp, sizes, counts).  Runs
+	 * on the thread whose commit completed the sub-buffer; every record
+	 * in it is committed and visible.
+	 */
+	void (*buffer_end)(struct grb_buf *buf, void *header,
+			   const struct grb_subbuf_info *info);
+	/* Called once per buffer at channel creation; a negative errno
+	 * aborts the creation, which then frees everything. */
+	int (*buffer_create)(struct grb_buf *buf, void *priv, int cpu);
+	/* Called once per buffer at channel finalize. */
+	void (*buffer_finalize)(struct grb_buf *buf, void *priv, int cpu);
+	/*
+	 * Decode the record whose slot starts at @offset in the sub-buffer
+	 * @subbuf holding @data_size valid bytes.  Return 0 and fill @rec, or
+	 * -EINVAL when the bytes do not form a record.  Used by readers.
+	 */
+	int (*record_decode)(const struct grb_config *cfg, const void *subbuf,
+			     size_t offset, size_t data_size,
+			     struct grb_record *rec);
+};
+
+/*
+ * A client configuration.  Declare it static const; pass the same object
+ * to grb_channel_create() and to every fast-path call on that channel.
+ */
+struct grb_config {
+	enum grb_alloc alloc;
+	enum grb_mode mode;
+	/*
+	 * Timestamp bits kept per record.  0: no timestamps (clock_read must
+	 * be NULL).  64: every record carries a full timestamp.  1 to 63:
+	 * compression; a record carries only the low bits unless
+	 * GRB_RFLAG_FULL_TIMESTAMP is set in its reservation.
+	 */
+	unsigned int timestamp_bits;
+	struct grb_client_cb cb;
+};
+
+/**
+ * grb_config_check - validate a configuration without creating a channel.
+ * @cfg: configuration to check.
+ *
+ * Return: 0 when valid; -EINVAL when @cfg is NULL, alloc or mode is not an
+ * enum value, timestamp_bits > 64, clock_read is NULL while timestamp_bits
+ * > 0, or clock_read is set while timestamp_bits == 0.
+ * Context: any thread.
+ * Ordering: none.
+ */
+int grb_config_check(const struct grb_config *cfg);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* GRB_CONFIG_H */

@@ -1,0 +1,197 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * grb/impl/layout.h - memory layout of a buffer and of its process handle.
+ *
+ * Each buffer (one per CPU, or one per channel) is a single mapping:
+ *
+ *   +--------------------------+ 0
+ *   | struct grb_buf_shm       |  description, positions, reader, counters
+ *   +--------------------------+ shm->off_hot
+ *   | grb_commit_hot[n]        |  one cache line per ring slot
+ *   +--------------------------+ shm->off_cold
+ *   | grb_commit_cold[n]       |  one cache line per ring slot
+ *   +--------------------------+ shm->off_ids
+ *   | id word[n]               |  ring slot -> physical sub-buffer
+ *   +--------------------------+ shm->off_meta
+ *   | grb_subbuf_meta[p]       |  per physical sub-buffer
+ *   +--------------------------+ shm->off_data (page aligned)
+ *   | data: p x subbuf_size    |
+ *   +--------------------------+ shm->map_size
+ *
+ * n = num_subbuf ring slots; p = n + 1 physical sub-buffers in overwrite
+ * mode (the extra one is the reader's spare), p = n in discard mode.
+ * Everything in the mapping is found from its start by the offsets in
+ * grb_buf_shm, never by a stored pointer, so that another process mapping
+ * the same memory, or a recovery tool reading a file after a crash, sees
+ * the same buffer.  struct grb_buf is the process-local handle that caches
+ * the derived pointers for the fast path.
+ */
+#ifndef GRB_IMPL_LAYOUT_H
+#define GRB_IMPL_LAYOUT_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "grb/config.h"
+#include "grb/impl/atomic.h"
+#include "grb/impl/compat.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#define GRB_CACHELINE 64
+
+/* "grbBUF01" in little-endian byte order, first word of every buffer. */
+#define GRB_SHM_MAGIC   UINT64_C(0x3130465542627267)
+#define GRB_SHM_VERSION 1u
+
+/*
+ * Sub-buffer id word: which physical sub-buffer a ring slot (or the
+ * reader) holds, plus the overwrite-mode swap state.
+ *
+ *  63                         33  32  31                          0
+ * +-----------------------------+----+------------------------------+
+ * | lap (31 bits, truncated)    | NR |  physical sub-buffer index   |
+ * +-----------------------------+----+------------------------------+
+ *
+ * NR (no reference) is set at delivery, together with the lap of the
+ * delivered data: no writer references the sub-buffer and the reader may
+ * swap it out.  A writer entering the slot for the next lap clears NR
+ * before it touches the data.  In discard mode ids never change.
+ */
+#define GRB_ID_INDEX_MASK UINT64_C(0x00000000ffffffff)
+#define GRB_ID_NOREF      (UINT64_C(1) << 32)
+#define GRB_ID_LAP_SHIFT  33
+#define GRB_ID_LAP_MASK   (~UINT64_C(0) << GRB_ID_LAP_SHIFT)
+
+/* Ring slots per buffer: the index field must also hold the spare. */
+#define GRB_NUM_SUBBUF_MAX (UINT64_C(1) << 31)
+/* Sub-buffer bytes: a lap's commit bytes must stay below 2^32 (see cc). */
+#define GRB_SUBBUF_SIZE_MAX (UINT64_C(1) << 31)
+
+/*
+ * Commit counter word, cumulative over laps:
+ *
+ *  63                             32 31                              0
+ * +---------------------------------+---------------------------------+
+ * | records committed (mod 2^32)    | bytes committed (mod 2^32)      |
+ * +---------------------------------+---------------------------------+
+ *
+ * Each commit adds slot_size + 2^32 in one atomic add.  Bytes carry into
+ * the record half, which is harmless: between two values of the same
+ * slot the byte delta is below 2^32 (a lap adds exactly subbuf_size <=
+ * 2^31), so delta >> 32 is the exact record count and the low half
+ * compares exactly against the expected byte total.
+ */
+#define GRB_CC_RECORD     (UINT64_C(1) << 32)
+#define GRB_CC_BYTES_MASK UINT64_C(0x00000000ffffffff)
+
+/* Bits of grb_buf_shm.blocked; any bit sends reserve to its slow path. */
+#define GRB_BLOCKED_DISABLED  UINT64_C(1)
+#define GRB_BLOCKED_FINALIZED UINT64_C(2)
+
+/* What the reader holds (grb_buf_shm.held). */
+#define GRB_HELD_NONE 0u
+#define GRB_HELD_POS  1u   /* grb_reader_get_subbuf(): pinned, not consumed */
+#define GRB_HELD_NEXT 2u   /* grb_reader_get_next(): being consumed */
+
+struct grb_commit_hot {
+	grb_atomic_u64 cc;              /* see the commit counter word */
+	char pad[GRB_CACHELINE - sizeof(grb_atomic_u64)];
+};
+
+struct grb_commit_cold {
+	/* cc as it was when the slot was last delivered (0 initially). */
+	grb_atomic_u64 cc_sb;
+	/* Records of the lap last delivered, for overwrite accounting. */
+	grb_atomic_u64 records_lap;
+	/* Set by the one reservation that closes the slot's current lap. */
+	grb_atomic_u64 data_size;
+	grb_atomic_u64 ts_end;
+	char pad[GRB_CACHELINE - 4 * sizeof(grb_atomic_u64)];
+};
+
+/*
+ * Per physical sub-buffer, written by the delivering thread before it
+ * publishes the delivery, read by the reader that owns the sub-buffer.
+ */
+struct grb_subbuf_meta {
+	uint64_t data_size;
+	uint64_t records;
+	uint64_t seq;
+	uint64_t reserved;
+};
+
+struct grb_buf_shm {
+	/* Description, written once at creation. */
+	uint64_t magic;
+	uint32_t version;
+	uint32_t mode;                  /* enum grb_mode */
+	uint64_t map_size;
+	uint64_t subbuf_size;
+	uint64_t num_subbuf;
+	uint64_t nr_phys;
+	int64_t cpu;                    /* -1 for a per-channel buffer */
+	uint64_t off_hot, off_cold, off_ids, off_meta, off_data;
+
+	/* Writer line: every reserve reads it. */
+	GRB_ALIGNAS(GRB_CACHELINE) grb_atomic_u64 offset;  /* write position */
+	grb_atomic_u64 last_ts;         /* for timestamp compression */
+	grb_atomic_u64 blocked;         /* GRB_BLOCKED_* */
+
+	/* Reader position, pushed by writers in overwrite mode. */
+	GRB_ALIGNAS(GRB_CACHELINE) grb_atomic_u64 consumed;
+
+	/* Reader state: touched only by the reader. */
+	GRB_ALIGNAS(GRB_CACHELINE) grb_atomic_u64 active_readers;
+	uint64_t reader_id;             /* the reader's spare (overwrite) */
+	uint64_t held;                  /* GRB_HELD_* */
+	uint64_t held_pos;              /* position of the held sub-buffer */
+	uint64_t held_phys;             /* its physical index */
+	uint64_t records_read;
+
+	/* Counters, written on slow paths only. */
+	GRB_ALIGNAS(GRB_CACHELINE) grb_atomic_u64 records_delivered;
+	grb_atomic_u64 records_overwritten;
+	grb_atomic_u64 lost_full;
+	grb_atomic_u64 lost_wrap;
+	grb_atomic_u64 lost_big;
+	grb_atomic_u64 lost_nesting;
+};
+
+struct grb_channel;
+
+/* Process-local handle of one buffer; pointers derived from the mapping. */
+struct grb_buf {
+	struct grb_buf_shm *shm;
+	struct grb_commit_hot *hot;
+	struct grb_commit_cold *cold;
+	grb_atomic_u64 *ids;
+	struct grb_subbuf_meta *meta;
+	char *data;
+	uint64_t subbuf_size;
+	uint64_t buf_size;
+	unsigned int subbuf_order;
+	unsigned int buf_order;
+	unsigned int nsb_order;         /* log2(num_subbuf) */
+	int cpu;                        /* -1 for a per-channel buffer */
+	struct grb_channel *chan;
+};
+
+struct grb_channel {
+	const struct grb_config *cfg;
+	struct grb_buf *bufs;
+	unsigned int nr_bufs;
+	uint64_t subbuf_size;
+	uint64_t num_subbuf;
+	void *priv;
+	int finalized;
+	char name[64];
+};
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* GRB_IMPL_LAYOUT_H */

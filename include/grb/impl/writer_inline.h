@@ -1,0 +1,275 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * grb/impl/writer_inline.h - inline bodies of the write fast path.
+ *
+ * Included by grb/writer.h only.  The fast path handles the common case,
+ * a record that fits in the sub-buffer already open; everything else
+ * (opening or closing a sub-buffer, loss accounting, delivery) is out of
+ * line in src/.
+ */
+#ifndef GRB_IMPL_WRITER_INLINE_H
+#define GRB_IMPL_WRITER_INLINE_H
+
+#include <assert.h>
+#include <errno.h>
+#include <string.h>
+
+#include "grb/align.h"
+#include "grb/impl/compat.h"
+#include "grb/impl/layout.h"
+#include "grb/impl/thread.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* Position arithmetic; every size is a power of two. */
+static inline uint64_t grb__subbuf_offset(const struct grb_buf *b, uint64_t o)
+{
+	return o & (b->subbuf_size - 1);
+}
+
+static inline uint64_t grb__subbuf_trunc(const struct grb_buf *b, uint64_t o)
+{
+	return o & ~(b->subbuf_size - 1);
+}
+
+static inline uint64_t grb__slot(const struct grb_buf *b, uint64_t o)
+{
+	return (o & (b->buf_size - 1)) >> b->subbuf_order;
+}
+
+/* Commit bytes a slot has seen before the lap holding position o. */
+static inline uint64_t grb__lap_bytes(const struct grb_buf *b, uint64_t o)
+{
+	return (o & ~(b->buf_size - 1)) >> b->nsb_order;
+}
+
+/* True when cc says the lap holding position o is fully committed. */
+static inline int grb__cc_complete(const struct grb_buf *b, uint64_t cc,
+				   uint64_t o)
+{
+	return ((cc - grb__lap_bytes(b, o) - b->subbuf_size)
+		& GRB_CC_BYTES_MASK) == 0;
+}
+
+/* Slow paths, in src/. */
+int grb__reserve_slow(const struct grb_config *cfg, struct grb_buf *buf,
+		      struct grb_ctx *ctx);
+int grb__reserve_refused_nesting(struct grb_channel *chan, int cpu);
+void grb__push_reader(struct grb_buf *buf, uint64_t pos);
+uint64_t grb__clear_noref(struct grb_buf *buf, uint64_t slot);
+void grb__deliver(const struct grb_config *cfg, struct grb_buf *buf,
+		  uint64_t cc, uint64_t pos);
+
+static inline struct grb_buf *grb__pick_buf(const struct grb_config *cfg,
+					    struct grb_channel *chan, int *cpu)
+{
+	int c = 0;
+
+	if (cfg->alloc == GRB_ALLOC_PER_CPU) {
+		c = grb_cpu_current();
+		/* Possible CPUs are read at creation; never trust the id. */
+		if (GRB_UNLIKELY((unsigned int)c >= chan->nr_bufs))
+			c = 0;
+	}
+	*cpu = c;
+	return &chan->bufs[c];
+}
+
+/* Timestamp for a reservation; sets GRB_RFLAG_FULL_TIMESTAMP as needed. */
+static inline uint64_t grb__timestamp(const struct grb_config *cfg,
+				      const struct grb_buf *buf,
+				      unsigned int *rflags)
+{
+	uint64_t ts;
+
+	if (cfg->timestamp_bits == 0)
+		return 0;
+	ts = cfg->cb.clock_read();
+	if (cfg->timestamp_bits >= 64 ||
+	    ((ts ^ grb_load_relaxed(&buf->shm->last_ts))
+	     >> cfg->timestamp_bits) != 0)
+		*rflags |= GRB_RFLAG_FULL_TIMESTAMP;
+	return ts;
+}
+
+static inline void grb__save_timestamp(const struct grb_config *cfg,
+				       struct grb_buf *buf, uint64_t ts)
+{
+	/*
+	 * Racing writers may store out of order; a stale value only makes a
+	 * later record carry a full timestamp it did not need.
+	 */
+	if (cfg->timestamp_bits > 0 && cfg->timestamp_bits < 64)
+		grb_store_relaxed(&buf->shm->last_ts, ts);
+}
+
+/* Slot bytes for a record whose slot starts at sub-buffer offset off. */
+static inline size_t grb__slot_size(const struct grb_config *cfg, size_t off,
+				    const struct grb_ctx *ctx, size_t *pre)
+{
+	size_t hdr = 0;
+
+	*pre = 0;
+	if (cfg->cb.record_header_size)
+		hdr = cfg->cb.record_header_size(cfg, off, pre, ctx);
+	if (ctx->largest_align > 1)
+		hdr += grb_offset_align(off + hdr, ctx->largest_align);
+	return hdr + ctx->data_size;
+}
+
+/*
+ * Overwrite mode, after the reservation: make sure the reader no longer
+ * holds the position we write (push it), then take the slot from the
+ * reader's reach (clear NOREF).  Both are a load and a compare unless this
+ * record is the first of its sub-buffer to get here.
+ * Return: the physical sub-buffer to write to.
+ */
+static inline uint64_t grb__overwrite_enter(struct grb_buf *buf, uint64_t last)
+{
+	uint64_t slot = grb__slot(buf, last);
+	uint64_t id;
+
+	if (GRB_UNLIKELY(grb__subbuf_trunc(buf, last) -
+			 grb__subbuf_trunc(buf,
+				grb_load_relaxed(&buf->shm->consumed))
+			 >= buf->buf_size))
+		grb__push_reader(buf, last);
+	/* Pairs with the release of the reader's swap in src/reader.c. */
+	id = grb_load_acquire(&buf->ids[slot]);
+	if (GRB_UNLIKELY(id & GRB_ID_NOREF))
+		id = grb__clear_noref(buf, slot);
+	return id & GRB_ID_INDEX_MASK;
+}
+
+static inline int grb_reserve(const struct grb_config *cfg,
+			      struct grb_channel *chan, struct grb_ctx *ctx)
+{
+	struct grb_buf *buf;
+	uint64_t o_begin, o_end, phys;
+	size_t off, pre, size;
+	int cpu;
+
+	if (GRB_UNLIKELY(!grb__nesting_enter()))
+		return grb__reserve_refused_nesting(chan,
+			cfg->alloc == GRB_ALLOC_PER_CPU ? grb_cpu_current() : 0);
+	buf = grb__pick_buf(cfg, chan, &cpu);
+	ctx->buf = buf;
+	ctx->cpu = cpu;
+	ctx->rflags = 0;
+	/* The position is read before the clock: timestamps then grow with
+	 * positions inside a buffer. */
+	o_begin = grb_load_relaxed(&buf->shm->offset);
+	ctx->timestamp = grb__timestamp(cfg, buf, &ctx->rflags);
+	off = grb__subbuf_offset(buf, o_begin);
+	if (GRB_UNLIKELY(off == 0 || grb_load_relaxed(&buf->shm->blocked)))
+		return grb__reserve_slow(cfg, buf, ctx);
+	size = grb__slot_size(cfg, off, ctx, &pre);
+	/* ">=": a record that exactly fills the sub-buffer closes it. */
+	if (GRB_UNLIKELY(off + size >= buf->subbuf_size))
+		return grb__reserve_slow(cfg, buf, ctx);
+	o_end = o_begin + size;
+	/*
+	 * acq_rel: acquire pairs with the release of the CAS (or reader
+	 * store) that made this sub-buffer writable, through the release
+	 * sequence of the position word; release passes it on.
+	 */
+	if (GRB_UNLIKELY(!grb_cas_acq_rel(&buf->shm->offset, &o_begin, o_end)))
+		return grb__reserve_slow(cfg, buf, ctx);
+	grb__save_timestamp(cfg, buf, ctx->timestamp);
+	if (cfg->mode == GRB_MODE_OVERWRITE)
+		phys = grb__overwrite_enter(buf, o_end - 1);
+	else
+		phys = grb__slot(buf, o_begin);
+	ctx->pre_offset = o_begin;
+	ctx->end = o_end;
+	ctx->slot_size = size;
+	ctx->wptr = buf->data + (phys << buf->subbuf_order) + off + pre;
+	ctx->wend = buf->data + (phys << buf->subbuf_order) + off + size;
+	return 0;
+}
+
+static inline void grb_write(const struct grb_config *cfg,
+			     struct grb_ctx *ctx, const void *src, size_t len)
+{
+	(void)cfg;
+	assert(ctx->wptr + len <= ctx->wend);
+	memcpy(ctx->wptr, src, len);
+	ctx->wptr += len;
+}
+
+static inline void grb_write_fill(const struct grb_config *cfg,
+				  struct grb_ctx *ctx, int c, size_t len)
+{
+	(void)cfg;
+	assert(ctx->wptr + len <= ctx->wend);
+	memset(ctx->wptr, c, len);
+	ctx->wptr += len;
+}
+
+static inline void grb_write_str(const struct grb_config *cfg,
+				 struct grb_ctx *ctx, const char *s, size_t len)
+{
+	size_t n = 0;
+
+	/* strnlen() is POSIX, not C11. */
+	while (n < len - 1 && s[n] != '\0')
+		n++;
+
+	grb_write(cfg, ctx, s, n);
+	grb_write_fill(cfg, ctx, 0, len - n);
+}
+
+static inline void grb_ctx_align(const struct grb_config *cfg,
+				 struct grb_ctx *ctx, size_t align)
+{
+	(void)cfg;
+	/* The data area and each sub-buffer are page aligned, so address
+	 * alignment equals offset alignment for align <= page size. */
+	ctx->wptr += grb_offset_align((uintptr_t)ctx->wptr, align);
+	assert(ctx->wptr <= ctx->wend);
+}
+
+static inline void grb_commit(const struct grb_config *cfg,
+			      struct grb_ctx *ctx)
+{
+	struct grb_buf *buf = ctx->buf;
+	uint64_t last = ctx->end - 1;
+	uint64_t add = ctx->slot_size + GRB_CC_RECORD;
+	uint64_t cc;
+
+	assert(ctx->wptr <= ctx->wend);
+	/*
+	 * Release publishes the record; acquire lets the thread that
+	 * completes the sub-buffer see every other committer's data before
+	 * it runs buffer_end.  Pairs with the acquire loads of cc_sb in the
+	 * reader and in the reserve slow path, through grb__deliver().
+	 */
+	cc = grb_fetch_add_acq_rel(&buf->hot[grb__slot(buf, last)].cc, add)
+		+ add;
+	if (GRB_UNLIKELY(grb__cc_complete(buf, cc, last)))
+		grb__deliver(cfg, buf, cc, last);
+	grb__nesting_exit();
+}
+
+static inline int grb_try_discard_reserve(const struct grb_config *cfg,
+					  struct grb_ctx *ctx)
+{
+	struct grb_buf *buf = ctx->buf;
+	uint64_t expected = ctx->end;
+
+	if (!grb_cas_relaxed(&buf->shm->offset, &expected, ctx->pre_offset))
+		return -EBUSY;
+	/* last_ts 0 forces a full timestamp on the next record. */
+	if (cfg->timestamp_bits > 0 && cfg->timestamp_bits < 64)
+		grb_store_relaxed(&buf->shm->last_ts, 0);
+	grb__nesting_exit();
+	return 0;
+}
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* GRB_IMPL_WRITER_INLINE_H */

@@ -1,0 +1,182 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * grb/reader.h - the read side: one reader per buffer takes whole
+ * sub-buffers, reads them in place, and gives them back.
+ *
+ * Positions are free-running byte offsets in the buffer (they never wrap
+ * modulo the buffer size); a sub-buffer is named by the position of its
+ * first byte.  The reader consumes sub-buffers in order:
+ *
+ *	grb_reader_open(buf);
+ *	while ((ret = grb_reader_get_next(buf)) != -ENODATA) {
+ *		if (ret == -EAGAIN) { wait or flush; continue; }
+ *		...read with grb_reader_read() / grb_reader_record()...
+ *		grb_reader_put_next(buf);
+ *	}
+ *	grb_reader_release(buf);
+ *
+ * In overwrite mode the reader owns a spare sub-buffer: get swaps it with
+ * the delivered one, so writers keep going and never touch data being
+ * read.  In discard mode the reader reads in place and writers cannot
+ * enter the sub-buffer until put_next moves the consumed position.
+ *
+ * Concurrency: the reader functions of one buffer must not run at the same
+ * time as each other (one reader); they run concurrently with writers,
+ * flushes and statistics.  None of them is signal-safe.
+ */
+#ifndef GRB_READER_H
+#define GRB_READER_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "grb/config.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+struct grb_buf;
+
+/**
+ * grb_reader_open - become the buffer's reader.
+ * Return: 0; -EBUSY when another reader has it open; -EINVAL for NULL.
+ * Ordering: acquire.
+ */
+int grb_reader_open(struct grb_buf *buf);
+
+/**
+ * grb_reader_release - stop reading; a held sub-buffer is put back first
+ * (not consumed when it came from get_subbuf, consumed when from get_next).
+ * Return: 0; -EPERM when not open; -EINVAL for NULL.
+ * Ordering: release.
+ */
+int grb_reader_release(struct grb_buf *buf);
+
+/**
+ * grb_reader_snapshot - the positions a reader can read between.
+ * @buf: buffer, open for reading.
+ * @consumed: receives the consumed position (first unread sub-buffer).
+ * @produced: receives the start of the sub-buffer writers are in (every
+ *            sub-buffer before it is closed, though maybe not delivered).
+ * Return: 0 when at least one sub-buffer is closed; -EAGAIN when none is
+ * yet; -ENODATA when the channel is finalized and everything was consumed;
+ * -EPERM when not open; -EINVAL for NULL.
+ * Ordering: acquire.
+ */
+int grb_reader_snapshot(struct grb_buf *buf, uint64_t *consumed,
+			uint64_t *produced);
+
+/**
+ * grb_reader_get_subbuf - pin the sub-buffer at @pos for reading, without
+ * consuming it (for snapshots of a flight recorder).
+ * @buf: buffer, open for reading.
+ * @pos: a sub-buffer position, from a snapshot.
+ * Return: 0; -EAGAIN when it is not delivered yet; -ESTALE when it was
+ * overwritten or consumed (pos is behind the buffer); -ENODATA when
+ * finalized and @pos is at or past the end; -EBUSY when a sub-buffer is
+ * already held; -EINVAL when @pos is not sub-buffer aligned or NULL;
+ * -EPERM when not open.
+ * Ordering: acquire; pairs with the release in the delivering commit.
+ */
+int grb_reader_get_subbuf(struct grb_buf *buf, uint64_t pos);
+
+/**
+ * grb_reader_put_subbuf - release a sub-buffer from grb_reader_get_subbuf().
+ * Return: 0; -EPERM when none is held this way or not open; -EINVAL for
+ * NULL.
+ * Ordering: release.
+ */
+int grb_reader_put_subbuf(struct grb_buf *buf);
+
+/**
+ * grb_reader_get_next - take the oldest unconsumed sub-buffer.
+ *
+ * Its records count as read from this call on (in overwrite mode the
+ * consumed position moves now, as writers could otherwise push it).
+ * Return: 0; -EAGAIN when none is delivered yet (flush, or wait);
+ * -ENODATA when finalized and drained; -EBUSY when a sub-buffer is already
+ * held; -EPERM when not open; -EINVAL for NULL.
+ * Ordering: acquire; pairs with the release in the delivering commit.
+ */
+int grb_reader_get_next(struct grb_buf *buf);
+
+/**
+ * grb_reader_put_next - finish a sub-buffer from grb_reader_get_next() and
+ * let writers reuse it.
+ * Return: 0; -EPERM when none is held this way or not open; -EINVAL for
+ * NULL.
+ * Ordering: release; pairs with the acquire of the consumed position in
+ * the reserve slow path (discard mode).
+ */
+int grb_reader_put_next(struct grb_buf *buf);
+
+/* The sub-buffer the reader holds. */
+struct grb_reader_subbuf {
+	uint64_t pos;          /* its position */
+	uint64_t seq;          /* pos / subbuf_size */
+	size_t data_size;      /* valid bytes, header included */
+	size_t padded_size;    /* data_size rounded up to the page size */
+	uint64_t records;      /* records committed in it */
+	const void *data;      /* its first byte, valid until put */
+};
+
+/**
+ * grb_reader_held - describe the held sub-buffer.
+ * Return: 0; -EPERM when none is held; -EINVAL for NULL.
+ */
+int grb_reader_held(const struct grb_buf *buf, struct grb_reader_subbuf *sb);
+
+/**
+ * grb_reader_read - copy bytes out of the held sub-buffer.
+ * @buf: buffer with a held sub-buffer.
+ * @offset: first byte, from the sub-buffer start.
+ * @dst: destination.
+ * @len: bytes to copy.
+ * Return: 0; -ERANGE when [offset, offset + len) is not inside the data;
+ * -EPERM when none is held; -EINVAL for NULL.
+ */
+int grb_reader_read(const struct grb_buf *buf, size_t offset, void *dst,
+		    size_t len);
+
+/**
+ * grb_reader_read_cstr - copy a NUL-terminated string out of the held
+ * sub-buffer.
+ * @buf: buffer with a held sub-buffer.
+ * @offset: first byte of the string.
+ * @dst: destination, receives the string and its NUL.
+ * @cap: bytes available at @dst.
+ * @len: receives the string length (without NUL); may be NULL.
+ * Return: 0; -ERANGE when @offset is outside the data or no NUL ends the
+ * string inside the data; -ENOBUFS when the string does not fit in @cap
+ * (@dst then holds a truncated, terminated copy); -EPERM when none is
+ * held; -EINVAL for NULL.
+ */
+int grb_reader_read_cstr(const struct grb_buf *buf, size_t offset, char *dst,
+			 size_t cap, size_t *len);
+
+/**
+ * grb_reader_record - decode the record whose slot starts at @offset of the
+ * held sub-buffer, with the client's record_decode callback.
+ * @buf: buffer with a held sub-buffer.
+ * @offset: slot start; the first is right after the sub-buffer header
+ *          (grb_reader_first_record()), the next is rec->next.
+ * @rec: receives the record.
+ * Return: 0; -ENODATA when @offset is at or past the end of the data;
+ * -EINVAL when the bytes are not a record (or NULL arguments); -ENOTSUP
+ * when the client has no decoder; -EPERM when none is held.
+ */
+int grb_reader_record(const struct grb_buf *buf, size_t offset,
+		      struct grb_record *rec);
+
+/**
+ * grb_reader_first_record - offset of the first record slot in a
+ * sub-buffer: the client's sub-buffer header size.
+ */
+size_t grb_reader_first_record(const struct grb_buf *buf);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* GRB_READER_H */

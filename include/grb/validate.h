@@ -1,0 +1,40 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * grb/validate.h - whole-buffer invariant checker, for tests, stress runs
+ * and recovery tools.
+ */
+#ifndef GRB_VALIDATE_H
+#define GRB_VALIDATE_H
+
+#include <stddef.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+struct grb_buf;
+
+/**
+ * grb_buf_validate - check every invariant of a quiescent buffer.
+ * @buf: buffer; no writer may be between reserve and commit, no flush or
+ *       reader call may run.
+ * @msg: receives a one-line description of the first broken invariant;
+ *       may be NULL.
+ * @cap: bytes at @msg.
+ *
+ * Checks the description (magic, version, geometry), the positions
+ * (consumed sub-buffer aligned, behind produced by at most a buffer), each
+ * slot's commit counter against the bytes the write position implies,
+ * delivery of every closed sub-buffer, the sub-buffer ids (a permutation
+ * of the physical sub-buffers, NOREF and lap as delivered), and the
+ * accounting: written == read + overwritten + records still unread.
+ * Return: 0 when all hold; -EUCLEAN when one does not; -EINVAL for NULL.
+ * Context: any thread, quiescent buffer.
+ */
+int grb_buf_validate(const struct grb_buf *buf, char *msg, size_t cap);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* GRB_VALIDATE_H */

@@ -1,0 +1,163 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * grb/writer.h - the write side: reserve, write in place, commit.
+ *
+ * A record is written in three steps:
+ *
+ *	struct grb_ctx ctx = GRB_CTX_INIT(sizeof(payload), alignof(payload));
+ *	if (grb_reserve(&cfg, chan, &ctx) == 0) {
+ *		...write the client's record header...
+ *		grb_write(&cfg, &ctx, &payload, sizeof(payload));
+ *		grb_commit(&cfg, &ctx);
+ *	}
+ *
+ * Concurrency: any number of threads, and signal handlers interrupting
+ * them between reserve and commit (up to GRB_MAX_NESTING levels), may write
+ * to one channel at once.  A thread may migrate to another CPU between
+ * reserve and commit; the record stays in the buffer it reserved in.
+ * Writers never wait, never take a lock, and never block on the reader.
+ */
+#ifndef GRB_WRITER_H
+#define GRB_WRITER_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "grb/config.h"
+#include "grb/impl/layout.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/*
+ * Reservation context, on the writer's stack.  The caller sets data_size
+ * and largest_align; grb_reserve() fills the rest.
+ */
+struct grb_ctx {
+	size_t data_size;          /* in: payload bytes after the header */
+	size_t largest_align;      /* in: payload alignment, power of two */
+	void *client_priv;         /* in: for the client's callbacks */
+	struct grb_buf *buf;       /* out: buffer reserved in */
+	int cpu;                   /* out: its CPU, or 0 (per channel) */
+	unsigned int rflags;       /* out: GRB_RFLAG_* */
+	uint64_t timestamp;        /* out: clock value, 0 without clock */
+	uint64_t pre_offset;       /* out: slot start position */
+	uint64_t end;              /* out: slot end position */
+	size_t slot_size;          /* out: end - pre_offset */
+	char *wptr;                /* out: write cursor (record header) */
+	char *wend;                /* out: end of the slot in memory */
+};
+
+#define GRB_CTX_INIT(size, align) \
+	{ (size), (align), NULL, NULL, 0, 0, 0, 0, 0, 0, NULL, NULL }
+
+/**
+ * grb_reserve - reserve a slot for one record.
+ * @cfg: the channel's configuration (the same static const object).
+ * @chan: channel to write to.
+ * @ctx: context with data_size and largest_align set.
+ *
+ * Picks the buffer of the current CPU (or the channel's buffer), reserves
+ * header + padding + data_size bytes with one compare-and-swap, and points
+ * ctx->wptr at the record header.  On success the caller must end with
+ * exactly one grb_commit() or a successful grb_try_discard_reserve().
+ *
+ * Return: 0 on success, or, with nothing reserved:
+ *  -EAGAIN     records are disabled on the channel or buffer;
+ *  -ESHUTDOWN  the channel was finalized;
+ *  -EBUSY      more than GRB_MAX_NESTING reservations are open on this
+ *              thread (counted as lost_nesting);
+ *  -ENOBUFS    discard mode, buffer full (counted as lost_full);
+ *  -EIO        the next sub-buffer still holds uncommitted data from the
+ *              previous lap (counted as lost_wrap);
+ *  -ENOSPC     the record cannot fit in an empty sub-buffer (counted as
+ *              lost_big).
+ * Context: any thread, signal handlers included; async-signal-safe.
+ * Ordering: acquire on the write position, so writes into the slot happen
+ * after the reader released its previous contents.
+ */
+static inline int grb_reserve(const struct grb_config *cfg,
+			      struct grb_channel *chan, struct grb_ctx *ctx);
+
+/**
+ * grb_write - copy bytes at the write cursor and advance it.
+ * @cfg: the channel's configuration.
+ * @ctx: a context returned by a successful grb_reserve().
+ * @src: bytes to copy.
+ * @len: byte count; the cursor must stay inside the reserved slot.
+ *
+ * The slot is contiguous in memory even when it crosses a page.
+ * Context: the reserving thread.  Ordering: none (published by commit).
+ */
+static inline void grb_write(const struct grb_config *cfg,
+			     struct grb_ctx *ctx, const void *src, size_t len);
+
+/**
+ * grb_write_fill - write @len copies of byte @c at the cursor.
+ * Context and ordering as grb_write().
+ */
+static inline void grb_write_fill(const struct grb_config *cfg,
+				  struct grb_ctx *ctx, int c, size_t len);
+
+/**
+ * grb_write_str - copy a C string into a field of @len bytes.
+ * @cfg: the channel's configuration.
+ * @ctx: a reserved context.
+ * @s: NUL-terminated string.
+ * @len: field size (at least 1).  The string is truncated to len - 1
+ *       bytes and the rest of the field, at least one byte, is filled
+ *       with NUL, so the field always holds a terminated string.
+ * Context and ordering as grb_write().
+ */
+static inline void grb_write_str(const struct grb_config *cfg,
+				 struct grb_ctx *ctx, const char *s,
+				 size_t len);
+
+/**
+ * grb_ctx_align - pad the cursor to an alignment (offset-based).
+ * @cfg: the channel's configuration.
+ * @ctx: a reserved context.
+ * @align: power of two, at most the page size.
+ *
+ * The padding bytes are skipped, not written.
+ */
+static inline void grb_ctx_align(const struct grb_config *cfg,
+				 struct grb_ctx *ctx, size_t align);
+
+/**
+ * grb_commit - publish a reserved record.
+ * @cfg: the channel's configuration.
+ * @ctx: the context of a successful grb_reserve().
+ *
+ * Adds the slot to its sub-buffer's commit counter.  The commit that
+ * completes a sub-buffer delivers it: calls buffer_end, publishes the
+ * sub-buffer to the reader and, in overwrite mode, lets the reader swap it.
+ * Context: the reserving thread, or any thread it handed ctx to.
+ * Ordering: release: every write into the slot happens before the reader
+ * can see the sub-buffer delivered.
+ */
+static inline void grb_commit(const struct grb_config *cfg,
+			      struct grb_ctx *ctx);
+
+/**
+ * grb_try_discard_reserve - undo the last reservation of a buffer.
+ * @cfg: the channel's configuration.
+ * @ctx: the context of a successful, uncommitted grb_reserve().
+ *
+ * Return: 0 when the slot was given back (no commit follows; the next
+ * record carries a full timestamp); -EBUSY when another record was
+ * reserved after it in the same buffer, in which case the caller must
+ * still grb_commit() (write whatever the client's readers skip).
+ * Context: the reserving thread.  Ordering: none.
+ */
+static inline int grb_try_discard_reserve(const struct grb_config *cfg,
+					  struct grb_ctx *ctx);
+
+#ifdef __cplusplus
+}
+#endif
+
+#include "grb/impl/writer_inline.h"
+
+#endif /* GRB_WRITER_H */

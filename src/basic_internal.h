@@ -1,0 +1,37 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * src/basic_internal.h - the basic client's record format and state,
+ * shared by its write side (basic.c) and read side (basic_read.c).
+ */
+#ifndef GRB_SRC_BASIC_INTERNAL_H
+#define GRB_SRC_BASIC_INTERNAL_H
+
+#include "grb/basic.h"
+#include "internal.h"
+
+#define GRB_BASIC_FULL_TS  UINT32_C(0x80000000)
+#define GRB_BASIC_LEN_MASK UINT32_C(0x7fffffff)
+#define GRB_BASIC_ALIGN    4u
+
+/* Per-buffer read cursor, process-local. */
+struct grb_basic_cursor {
+	int held;              /* a sub-buffer is taken with get_next */
+	size_t next;           /* offset of the next record slot */
+	size_t data_size;
+	uint64_t prev_ts;      /* last full timestamp, for expansion */
+	uint64_t consumed;     /* records consumed by this client */
+	uint64_t dropped;      /* records removed by reset */
+	uint64_t taken;        /* records consumed from the held sub-buffer */
+};
+
+struct grb_basic {
+	const struct grb_config *cfg;
+	struct grb_channel *chan;
+	struct grb_basic_cursor *cursors;
+};
+
+/* src/basic.c: one configuration per (alloc, mode, compression). */
+const struct grb_config *grb__basic_config(enum grb_alloc alloc,
+					   enum grb_mode mode, int compress);
+
+#endif /* GRB_SRC_BASIC_INTERNAL_H */

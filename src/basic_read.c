@@ -1,0 +1,174 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * src/basic_read.c - the basic client's read side: record decoding,
+ * consume and peek per buffer, counts and reset.
+ */
+#include <string.h>
+
+#include "basic_internal.h"
+
+int grb__basic_record_decode(const struct grb_config *cfg, const void *subbuf,
+			     size_t offset, size_t data_size,
+			     struct grb_record *rec)
+{
+	const char *p = (const char *)subbuf;
+	size_t at = offset + grb_offset_align(offset, GRB_BASIC_ALIGN);
+	uint32_t word, low;
+	uint64_t ts;
+
+	(void)cfg;
+	if (at + 2 * sizeof(uint32_t) > data_size)
+		return -EINVAL;
+	memcpy(&word, p + at, sizeof(word));
+	rec->offset = at;
+	rec->rflags = 0;
+	if (word & GRB_BASIC_FULL_TS) {
+		if (at + sizeof(uint32_t) + sizeof(uint64_t) > data_size)
+			return -EINVAL;
+		memcpy(&ts, p + at + sizeof(uint32_t), sizeof(ts));
+		rec->header_len = sizeof(uint32_t) + sizeof(uint64_t);
+		rec->rflags = GRB_RFLAG_FULL_TIMESTAMP;
+	} else {
+		memcpy(&low, p + at + sizeof(uint32_t), sizeof(low));
+		ts = low;
+		rec->header_len = 2 * sizeof(uint32_t);
+	}
+	rec->timestamp = ts;
+	rec->payload_off = at + rec->header_len;
+	rec->payload_len = word & GRB_BASIC_LEN_MASK;
+	if (rec->payload_len > data_size - rec->payload_off)
+		return -EINVAL;
+	rec->next = rec->payload_off + rec->payload_len;
+	return 0;
+}
+
+/* Rebuild a full timestamp from its low 32 bits and the previous one. */
+static uint64_t expand_ts(uint64_t prev, const struct grb_record *rec)
+{
+	uint64_t ts;
+
+	if (rec->rflags & GRB_RFLAG_FULL_TIMESTAMP)
+		return rec->timestamp;
+	ts = (prev & ~UINT64_C(0xffffffff)) | rec->timestamp;
+	if (ts < prev)
+		ts += UINT64_C(1) << 32;
+	return ts;
+}
+
+/* Make cursor point at a record; take sub-buffers as needed. */
+static int cursor_fill(struct grb_basic *b, struct grb_buf *buf,
+		       struct grb_basic_cursor *cur, struct grb_record *rec)
+{
+	struct grb_reader_subbuf sb;
+	int ret;
+
+	for (;;) {
+		if (!cur->held) {
+			ret = grb_reader_get_next(buf);
+			if (ret)
+				return ret;
+			grb_reader_held(buf, &sb);
+			cur->held = 1;
+			cur->taken = 0;
+			cur->next = grb_reader_first_record(buf);
+			cur->data_size = sb.data_size;
+		}
+		if (cur->next < cur->data_size) {
+			ret = grb_reader_record(buf, cur->next, rec);
+			return ret ? -EIO : 0;
+		}
+		grb_reader_put_next(buf);
+		cur->held = 0;
+	}
+	(void)b;
+}
+
+static int basic_read(struct grb_basic *b, unsigned int cpu,
+		      struct grb_basic_event *ev, void *dst, size_t cap,
+		      int consume)
+{
+	struct grb_basic_cursor *cur;
+	struct grb_record rec;
+	struct grb_buf *buf;
+	int ret;
+
+	if (!b || !ev || cpu >= grb_channel_nr_bufs(b->chan))
+		return -EINVAL;
+	buf = grb_channel_buf(b->chan, cpu);
+	cur = &b->cursors[cpu];
+	ret = cursor_fill(b, buf, cur, &rec);
+	if (ret)
+		return ret;
+	ev->timestamp = expand_ts(cur->prev_ts, &rec);
+	ev->len = rec.payload_len;
+	ev->cpu = grb_buf_cpu(buf);
+	if (cap < rec.payload_len || (!dst && rec.payload_len))
+		return -ENOBUFS;
+	grb_reader_read(buf, rec.payload_off, dst, rec.payload_len);
+	if (consume) {
+		cur->prev_ts = ev->timestamp;
+		cur->next = rec.next;
+		cur->consumed++;
+		cur->taken++;
+	}
+	return 0;
+}
+
+int grb_basic_consume(struct grb_basic *b, unsigned int cpu,
+		      struct grb_basic_event *ev, void *dst, size_t cap)
+{
+	return basic_read(b, cpu, ev, dst, cap, 1);
+}
+
+int grb_basic_peek(struct grb_basic *b, unsigned int cpu,
+		   struct grb_basic_event *ev, void *dst, size_t cap)
+{
+	return basic_read(b, cpu, ev, dst, cap, 0);
+}
+
+int grb_basic_get_counts(struct grb_basic *b, unsigned int cpu,
+		     struct grb_basic_counts *c)
+{
+	struct grb_buf_stats st;
+	struct grb_basic_cursor *cur;
+
+	if (!b || !c || cpu >= grb_channel_nr_bufs(b->chan))
+		return -EINVAL;
+	cur = &b->cursors[cpu];
+	grb_buf_get_stats(grb_channel_buf(b->chan, cpu), &st);
+	c->written = st.written;
+	c->overruns = st.overwritten;
+	c->consumed = cur->consumed;
+	c->dropped = cur->dropped;
+	c->lost = st.lost_full + st.lost_wrap + st.lost_big + st.lost_nesting;
+	c->entries = st.written - st.overwritten - cur->consumed - cur->dropped;
+	return 0;
+}
+
+int grb_basic_reset(struct grb_basic *b)
+{
+	struct grb_reader_subbuf sb;
+	struct grb_basic_cursor *cur;
+	struct grb_buf *buf;
+	unsigned int i;
+
+	if (!b)
+		return -EINVAL;
+	for (i = 0; i < grb_channel_nr_bufs(b->chan); i++) {
+		buf = grb_channel_buf(b->chan, i);
+		cur = &b->cursors[i];
+		grb_buf_flush(buf, GRB_FLUSH_ACTIVE);
+		if (cur->held) {
+			grb_reader_held(buf, &sb);
+			cur->dropped += sb.records - cur->taken;
+			grb_reader_put_next(buf);
+			cur->held = 0;
+		}
+		while (grb_reader_get_next(buf) == 0) {
+			grb_reader_held(buf, &sb);
+			cur->dropped += sb.records;
+			grb_reader_put_next(buf);
+		}
+	}
+	return 0;
+}

@@ -1,0 +1,63 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * src/cpu.c - per-thread state and the CPU topology grb reads.
+ */
+#include <sched.h>
+#include <stdio.h>
+#include <unistd.h>
+
+#include "internal.h"
+
+GRB_THREAD_LOCAL struct grb_thread_state grb__tls GRB_TLS_MODEL = {
+	.nesting = 0,
+	.cpu_override = -1,
+};
+
+int grb__cpu_slow(void)
+{
+	int cpu = sched_getcpu();
+
+	/* No CPU number at all: every writer shares buffer 0. */
+	return cpu < 0 ? 0 : cpu;
+}
+
+void grb_test_set_cpu(int cpu)
+{
+	grb__tls.cpu_override = cpu < 0 ? -1 : cpu;
+}
+
+/*
+ * Number of possible CPUs: one more than the highest CPU number in
+ * /sys/devices/system/cpu/possible (e.g. "0-3" or "0,2-5"), so that every
+ * CPU id the kernel can report indexes a buffer.
+ */
+int grb__possible_cpus(void)
+{
+	FILE *f = fopen("/sys/devices/system/cpu/possible", "re");
+	long conf = sysconf(_SC_NPROCESSORS_CONF);
+	int max = -1, a, b, n;
+	char sep;
+
+	if (f) {
+		for (;;) {
+			n = fscanf(f, "%d", &a);
+			if (n != 1)
+				break;
+			b = a;
+			n = fscanf(f, "%c", &sep);
+			if (n == 1 && sep == '-') {
+				if (fscanf(f, "%d", &b) != 1)
+					break;
+				n = fscanf(f, "%c", &sep);
+			}
+			if (b > max)
+				max = b;
+			if (n != 1 || sep != ',')
+				break;
+		}
+		fclose(f);
+	}
+	if (max + 1 < conf)
+		max = (int)conf - 1;
+	return max < 0 ? 1 : max + 1;
+}

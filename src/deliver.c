@@ -1,0 +1,113 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * src/deliver.c - handing completed sub-buffers to the reader, and the
+ * overwrite-mode steps that keep writers and the reader apart: pushing
+ * the reader's position and taking a slot back from the reader's reach.
+ */
+#include "internal.h"
+
+/*
+ * Deliver the sub-buffer holding position pos, whose commit counter just
+ * reached cc, the value that completes its lap.  Exactly one commit sees
+ * that value (commits are atomic adds), so this runs once per lap and
+ * needs no exclusion.  Until the final store of cc_sb, writers that wrap
+ * around to this slot see it as still being written (lost_wrap) and the
+ * reader sees it as not ready.
+ */
+void grb__deliver(const struct grb_config *cfg, struct grb_buf *buf,
+		  uint64_t cc, uint64_t pos)
+{
+	struct grb_buf_shm *shm = buf->shm;
+	uint64_t slot = grb__slot(buf, pos);
+	uint64_t sb_pos = grb__subbuf_trunc(buf, pos);
+	struct grb_commit_cold *cold = &buf->cold[slot];
+	struct grb_subbuf_info info = { 0 };
+	uint64_t prev, records, phys;
+	struct grb_subbuf_meta *meta;
+
+	/* Written by the previous delivery of this slot, which happened
+	 * before the lap we deliver could open. */
+	prev = grb_load_acquire(&cold->cc_sb);
+	/* A lap adds exactly subbuf_size bytes; the rest is records. */
+	records = (cc - prev - buf->subbuf_size) >> 32;
+	if (cfg->mode == GRB_MODE_OVERWRITE)
+		phys = grb_load_relaxed(&buf->ids[slot]) & GRB_ID_INDEX_MASK;
+	else
+		phys = slot;
+	meta = &buf->meta[phys];
+	meta->data_size = grb_load_relaxed(&cold->data_size);
+	meta->records = records;
+	meta->seq = sb_pos >> buf->subbuf_order;
+	if (cfg->cb.buffer_end) {
+		info.seq = meta->seq;
+		info.timestamp = grb_load_relaxed(&cold->ts_end);
+		info.data_size = meta->data_size;
+		info.records = records;
+		info.lost = grb_load_relaxed(&shm->lost_full) +
+			grb_load_relaxed(&shm->lost_wrap) +
+			grb_load_relaxed(&shm->lost_big) +
+			grb_load_relaxed(&shm->lost_nesting);
+		info.overwritten = grb_load_relaxed(&shm->records_overwritten);
+		info.cpu = buf->cpu;
+		cfg->cb.buffer_end(buf, buf->data + (phys << buf->subbuf_order),
+				   &info);
+	}
+	grb_fetch_add_relaxed(&shm->records_delivered, records);
+	/* Pairs with the acquire in grb__push_reader(). */
+	grb_store_release(&cold->records_lap, records);
+	/* Let the reader swap the sub-buffer out (overwrite mode); pairs
+	 * with the reader's acquire load of the id. */
+	if (cfg->mode == GRB_MODE_OVERWRITE)
+		grb_store_release(&buf->ids[slot],
+				  phys | GRB_ID_NOREF | grb__id_lap(buf, pos));
+	/* Publish: pairs with the acquire loads of cc_sb in the reader and
+	 * in grb__subbuf_free(). */
+	grb_store_release(&cold->cc_sb, cc);
+}
+
+/*
+ * Overwrite mode: a writer is about to use position pos, a lap ahead of the
+ * reader.  Move the consumed position past every sub-buffer that pos
+ * overwrites, one sub-buffer per compare-and-swap; each successful swap
+ * owns that sub-buffer's records and counts them as overwritten, so a
+ * record is never counted both read (the reader claims with the same
+ * compare-and-swap in grb_reader_get_next()) and overwritten.
+ */
+void grb__push_reader(struct grb_buf *buf, uint64_t pos)
+{
+	struct grb_buf_shm *shm = buf->shm;
+	uint64_t c = grb_load_acquire(&shm->consumed);
+	uint64_t records;
+
+	while (grb__subbuf_trunc(buf, pos) - c >= buf->buf_size) {
+		/*
+		 * The lap at c is delivered (the sub-buffer a lap after it was
+		 * opened) and cannot be delivered again while c is still the
+		 * consumed position, so records_lap is that lap's count when
+		 * the CAS below succeeds.  Pairs with grb__deliver().
+		 */
+		records = grb_load_acquire(&buf->cold[grb__slot(buf, c)].records_lap);
+		if (grb_cas_acq_rel(&shm->consumed, &c, c + buf->subbuf_size)) {
+			grb_fetch_add_relaxed(&shm->records_overwritten, records);
+			c += buf->subbuf_size;
+		}
+	}
+}
+
+/*
+ * Overwrite mode: take ring slot `slot` out of the reader's reach before
+ * writing to it.  The reader may swap the physical sub-buffer under us
+ * until NOREF is clear, so retry on the id we find.
+ * Return: the physical index now bound to the slot.
+ */
+uint64_t grb__clear_noref(struct grb_buf *buf, uint64_t slot)
+{
+	uint64_t id = grb_load_acquire(&buf->ids[slot]);
+
+	/* acq_rel: acquire pairs with the reader's swap (its reads of the
+	 * spare are done); release orders our push before the clear. */
+	while ((id & GRB_ID_NOREF) &&
+	       !grb_cas_acq_rel(&buf->ids[slot], &id, id & ~GRB_ID_NOREF))
+		;
+	return id & GRB_ID_INDEX_MASK;
+}

@@ -1,0 +1,30 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * src/error.c - messages for the negative errno values grb returns, in the
+ * words of grb's contracts rather than the C library's generic ones.
+ */
+#include <errno.h>
+
+#include "grb/channel.h"
+
+const char *grb_strerror(int err)
+{
+	switch (err) {
+	case 0:		return "success";
+	case -EINVAL:	return "invalid argument or configuration";
+	case -ENOMEM:	return "out of memory";
+	case -EAGAIN:	return "not available now: records disabled, or no sub-buffer ready";
+	case -ESHUTDOWN: return "channel finalized";
+	case -EBUSY:	return "busy: reader already open, sub-buffer already held, nesting too deep, or reservation not the last";
+	case -ENOBUFS:	return "buffer full (discard mode) or destination too small";
+	case -EIO:	return "next sub-buffer still being written a lap ago";
+	case -ENOSPC:	return "record larger than a sub-buffer";
+	case -ENODATA:	return "no data: finalized and drained, or nothing to flush";
+	case -ESTALE:	return "position overwritten or already consumed";
+	case -EPERM:	return "not permitted in this state (reader not open, or nothing held)";
+	case -ERANGE:	return "outside the sub-buffer's data";
+	case -EALREADY:	return "already finalized";
+	case -ENOTSUP:	return "client has no record decoder";
+	default:	return "unknown error";
+	}
+}

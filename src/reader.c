@@ -1,0 +1,349 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * src/reader.c - the reader protocol: open, snapshot, get/put sub-buffers.
+ *
+ * The reader's state (which sub-buffer it holds, its spare in overwrite
+ * mode) lives in the buffer's shared description, so a reader in another
+ * process sees and resumes the same state.
+ */
+#include <string.h>
+
+#include "internal.h"
+
+/* A reader that loses this many races in a row to writers reports -EAGAIN. */
+#define GRB_READER_RETRIES 1000
+
+static int reader_check(const struct grb_buf *buf)
+{
+	if (!buf)
+		return -EINVAL;
+	if (grb_load_relaxed(&buf->shm->active_readers) == 0)
+		return -EPERM;
+	return 0;
+}
+
+int grb_reader_open(struct grb_buf *buf)
+{
+	uint64_t expected = 0;
+
+	if (!buf)
+		return -EINVAL;
+	/* Acquire pairs with the release in grb_reader_release(): a new
+	 * reader sees the state its predecessor left. */
+	if (!grb_cas_acq_rel(&buf->shm->active_readers, &expected, 1))
+		return -EBUSY;
+	return 0;
+}
+
+int grb_reader_release(struct grb_buf *buf)
+{
+	int ret = reader_check(buf);
+
+	if (ret)
+		return ret;
+	if (buf->shm->held == GRB_HELD_NEXT)
+		grb_reader_put_next(buf);
+	else if (buf->shm->held == GRB_HELD_POS)
+		grb_reader_put_subbuf(buf);
+	grb_store_release(&buf->shm->active_readers, 0);
+	return 0;
+}
+
+/* Finalized and nothing left past position pos? */
+static int drained(const struct grb_buf *buf, uint64_t pos)
+{
+	/* The finalized bit is read before the position: pairs with the
+	 * release in grb_channel_finalize(), after its flush. */
+	if (!(grb_load_acquire(&buf->shm->blocked) & GRB_BLOCKED_FINALIZED))
+		return 0;
+	return pos >= grb__subbuf_trunc(buf,
+			grb_load_acquire(&buf->shm->offset));
+}
+
+int grb_reader_snapshot(struct grb_buf *buf, uint64_t *consumed,
+			uint64_t *produced)
+{
+	uint64_t c, p, fin;
+	int ret = reader_check(buf);
+
+	if (ret)
+		return ret;
+	if (!consumed || !produced)
+		return -EINVAL;
+	fin = grb_load_acquire(&buf->shm->blocked) & GRB_BLOCKED_FINALIZED;
+	c = grb_load_acquire(&buf->shm->consumed);
+	p = grb__subbuf_trunc(buf, grb_load_acquire(&buf->shm->offset));
+	*consumed = c;
+	*produced = p;
+	if (c == p)
+		return fin ? -ENODATA : -EAGAIN;
+	return 0;
+}
+
+/* Is the lap at pos delivered?  Acquire pairs with grb__deliver(). */
+static int is_delivered(const struct grb_buf *buf, uint64_t pos)
+{
+	uint64_t cc_sb =
+		grb_load_acquire(&buf->cold[grb__slot(buf, pos)].cc_sb);
+
+	return grb__delivered(buf, cc_sb, pos);
+}
+
+/*
+ * Overwrite mode: exchange the reader's spare with the delivered sub-buffer
+ * at pos.  Return: the physical index now held, or -1 when the slot is not
+ * (or no longer) the delivered lap at pos.
+ */
+static int64_t swap_in(struct grb_buf *buf, uint64_t pos)
+{
+	struct grb_buf_shm *shm = buf->shm;
+	uint64_t slot = grb__slot(buf, pos);
+	uint64_t lap = grb__id_lap(buf, pos) & GRB_ID_LAP_MASK;
+	/* Pairs with the release store of the id in grb__deliver(). */
+	uint64_t id = grb_load_acquire(&buf->ids[slot]);
+	uint64_t spare = (shm->reader_id & GRB_ID_INDEX_MASK) |
+		GRB_ID_NOREF | lap;
+
+	if (!(id & GRB_ID_NOREF) || (id & GRB_ID_LAP_MASK) != lap)
+		return -1;
+	/* Release: our reads of the spare are done before a writer, whose
+	 * acquire load of the id pairs with this, writes into it. */
+	if (!grb_cas_acq_rel(&buf->ids[slot], &id, spare))
+		return -1;
+	return (int64_t)(id & GRB_ID_INDEX_MASK);
+}
+
+static void hold(struct grb_buf *buf, uint64_t kind, uint64_t pos,
+		 uint64_t phys)
+{
+	buf->shm->held = kind;
+	buf->shm->held_pos = pos;
+	buf->shm->held_phys = phys;
+}
+
+static int get_next_overwrite(struct grb_buf *buf)
+{
+	struct grb_buf_shm *shm = buf->shm;
+	uint64_t c, expected;
+	int64_t phys;
+	int i;
+
+	for (i = 0; i < GRB_READER_RETRIES; i++) {
+		c = grb_load_acquire(&shm->consumed);
+		if (!is_delivered(buf, c) ||
+		    (phys = swap_in(buf, c)) < 0) {
+			if (grb_load_acquire(&shm->consumed) != c)
+				continue;   /* pushed by a writer: retry */
+			return drained(buf, c) ? -ENODATA : -EAGAIN;
+		}
+		/* The swapped-out sub-buffer is ours whatever happens next. */
+		shm->reader_id = (uint64_t)phys;
+		/* Claim: the same CAS writers use to push the reader, so the
+		 * records are counted either read here or overwritten there. */
+		expected = c;
+		if (!grb_cas_acq_rel(&shm->consumed, &expected,
+				     c + buf->subbuf_size))
+			continue;
+		shm->records_read += buf->meta[phys].records;
+		hold(buf, GRB_HELD_NEXT, c, (uint64_t)phys);
+		return 0;
+	}
+	return -EAGAIN;
+}
+
+int grb_reader_get_next(struct grb_buf *buf)
+{
+	uint64_t c;
+	int ret = reader_check(buf);
+
+	if (ret)
+		return ret;
+	if (buf->shm->held != GRB_HELD_NONE)
+		return -EBUSY;
+	if (buf->chan->cfg->mode == GRB_MODE_OVERWRITE)
+		return get_next_overwrite(buf);
+	/* Discard mode: only the reader moves consumed. */
+	c = grb_load_relaxed(&buf->shm->consumed);
+	if (!is_delivered(buf, c))
+		return drained(buf, c) ? -ENODATA : -EAGAIN;
+	hold(buf, GRB_HELD_NEXT, c, grb__slot(buf, c));
+	return 0;
+}
+
+int grb_reader_put_next(struct grb_buf *buf)
+{
+	struct grb_buf_shm *shm;
+	int ret = reader_check(buf);
+
+	if (ret)
+		return ret;
+	shm = buf->shm;
+	if (shm->held != GRB_HELD_NEXT)
+		return -EPERM;
+	if (buf->chan->cfg->mode == GRB_MODE_DISCARD) {
+		shm->records_read += buf->meta[shm->held_phys].records;
+		/* Release: our reads are done before writers reuse the
+		 * sub-buffer; pairs with the acquire in grb__subbuf_free(). */
+		grb_store_release(&shm->consumed,
+				  shm->held_pos + buf->subbuf_size);
+	}
+	/* Overwrite mode: consumed moved at get; the held sub-buffer is now
+	 * the reader's spare (reader_id). */
+	hold(buf, GRB_HELD_NONE, 0, 0);
+	return 0;
+}
+
+int grb_reader_get_subbuf(struct grb_buf *buf, uint64_t pos)
+{
+	struct grb_buf_shm *shm;
+	uint64_t c;
+	int64_t phys;
+	int ret = reader_check(buf);
+
+	if (ret)
+		return ret;
+	shm = buf->shm;
+	if (grb__subbuf_offset(buf, pos) != 0)
+		return -EINVAL;
+	if (shm->held != GRB_HELD_NONE)
+		return -EBUSY;
+	c = grb_load_acquire(&shm->consumed);
+	if ((int64_t)(pos - c) < 0)
+		return -ESTALE;
+	if (pos >= grb__subbuf_trunc(buf, grb_load_acquire(&shm->offset)) ||
+	    !is_delivered(buf, pos))
+		return drained(buf, pos) ? -ENODATA : -EAGAIN;
+	if (buf->chan->cfg->mode == GRB_MODE_DISCARD) {
+		/* Writers cannot reach pos while consumed <= pos, and only
+		 * the reader moves consumed. */
+		hold(buf, GRB_HELD_POS, pos, grb__slot(buf, pos));
+		return 0;
+	}
+	phys = swap_in(buf, pos);
+	if (phys < 0)
+		return (int64_t)(pos - grb_load_acquire(&shm->consumed)) < 0 ?
+			-ESTALE : -EAGAIN;
+	/* reader_id keeps naming the spare we left in the ring, so that
+	 * put can swap back. */
+	hold(buf, GRB_HELD_POS, pos, (uint64_t)phys);
+	return 0;
+}
+
+int grb_reader_put_subbuf(struct grb_buf *buf)
+{
+	struct grb_buf_shm *shm;
+	uint64_t slot, lap, id;
+	int ret = reader_check(buf);
+
+	if (ret)
+		return ret;
+	shm = buf->shm;
+	if (shm->held != GRB_HELD_POS)
+		return -EPERM;
+	if (buf->chan->cfg->mode == GRB_MODE_OVERWRITE) {
+		/* Give the data back to the ring when no writer has taken
+		 * the slot since; otherwise it becomes our spare. */
+		slot = grb__slot(buf, shm->held_pos);
+		lap = grb__id_lap(buf, shm->held_pos) & GRB_ID_LAP_MASK;
+		id = (shm->reader_id & GRB_ID_INDEX_MASK) | GRB_ID_NOREF | lap;
+		/* Release: same pairing as swap_in(). */
+		if (!grb_cas_acq_rel(&buf->ids[slot], &id,
+				     shm->held_phys | GRB_ID_NOREF | lap))
+			shm->reader_id = shm->held_phys;
+	}
+	hold(buf, GRB_HELD_NONE, 0, 0);
+	return 0;
+}
+
+int grb_reader_held(const struct grb_buf *buf, struct grb_reader_subbuf *sb)
+{
+	const struct grb_subbuf_meta *meta;
+	uint64_t page;
+	int ret = reader_check(buf);
+
+	if (ret)
+		return ret;
+	if (!sb)
+		return -EINVAL;
+	if (buf->shm->held == GRB_HELD_NONE)
+		return -EPERM;
+	meta = &buf->meta[buf->shm->held_phys];
+	page = grb__page_size();
+	sb->pos = buf->shm->held_pos;
+	sb->seq = meta->seq;
+	sb->data_size = meta->data_size;
+	sb->padded_size = (meta->data_size + page - 1) & ~(page - 1);
+	sb->records = meta->records;
+	sb->data = buf->data + (buf->shm->held_phys << buf->subbuf_order);
+	return 0;
+}
+
+int grb_reader_read(const struct grb_buf *buf, size_t offset, void *dst,
+		    size_t len)
+{
+	struct grb_reader_subbuf sb;
+	int ret = grb_reader_held(buf, &sb);
+
+	if (ret)
+		return ret;
+	if (!dst && len)
+		return -EINVAL;
+	if (offset > sb.data_size || len > sb.data_size - offset)
+		return -ERANGE;
+	memcpy(dst, (const char *)sb.data + offset, len);
+	return 0;
+}
+
+int grb_reader_read_cstr(const struct grb_buf *buf, size_t offset, char *dst,
+			 size_t cap, size_t *len)
+{
+	struct grb_reader_subbuf sb;
+	const char *s, *nul;
+	size_t n;
+	int ret = grb_reader_held(buf, &sb);
+
+	if (ret)
+		return ret;
+	if (!dst || cap == 0)
+		return -EINVAL;
+	if (offset >= sb.data_size)
+		return -ERANGE;
+	s = (const char *)sb.data + offset;
+	nul = (const char *)memchr(s, 0, sb.data_size - offset);
+	if (!nul)
+		return -ERANGE;
+	n = (size_t)(nul - s);
+	if (len)
+		*len = n;
+	if (n >= cap) {
+		memcpy(dst, s, cap - 1);
+		dst[cap - 1] = '\0';
+		return -ENOBUFS;
+	}
+	memcpy(dst, s, n + 1);
+	return 0;
+}
+
+size_t grb_reader_first_record(const struct grb_buf *buf)
+{
+	return buf ? grb__subbuf_header_size(buf->chan->cfg) : 0;
+}
+
+int grb_reader_record(const struct grb_buf *buf, size_t offset,
+		      struct grb_record *rec)
+{
+	const struct grb_config *cfg;
+	struct grb_reader_subbuf sb;
+	int ret = grb_reader_held(buf, &sb);
+
+	if (ret)
+		return ret;
+	if (!rec)
+		return -EINVAL;
+	cfg = buf->chan->cfg;
+	if (!cfg->cb.record_decode)
+		return -ENOTSUP;
+	if (offset >= sb.data_size)
+		return -ENODATA;
+	return cfg->cb.record_decode(cfg, sb.data, offset, sb.data_size, rec);
+}

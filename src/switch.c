@@ -1,0 +1,245 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * src/switch.c - opening and closing sub-buffers: the reserve slow path,
+ * flush, and the commits of headers and padding.
+ *
+ * A sub-buffer is opened by the reservation that first lands in it (its
+ * header is reserved together with that record) and closed by the one
+ * reservation that moves the write position past its end: a record that
+ * fills it exactly, a record that does not fit (the rest becomes padding,
+ * committed but never written), or a flush.  The closer records the data
+ * size and end timestamp in the slot's cold counters; whichever commit
+ * completes the slot then delivers it (src/deliver.c).
+ */
+#include "internal.h"
+
+/*
+ * Can a writer enter the sub-buffer at position pos?  Its previous lap
+ * must be delivered, and in discard mode consumed by the reader.
+ */
+int grb__subbuf_free(const struct grb_config *cfg, struct grb_buf *buf,
+		     uint64_t pos, int count_loss)
+{
+	struct grb_buf_shm *shm = buf->shm;
+	uint64_t slot = grb__slot(buf, pos);
+	/* Pairs with the release store of cc_sb in grb__deliver(). */
+	uint64_t cc_sb = grb_load_acquire(&buf->cold[slot].cc_sb);
+	uint64_t consumed;
+
+	if (((cc_sb - grb__lap_bytes(buf, pos)) & GRB_CC_BYTES_MASK) != 0) {
+		if (count_loss)
+			grb_fetch_add_relaxed(&shm->lost_wrap, 1);
+		return -EIO;
+	}
+	if (cfg->mode == GRB_MODE_DISCARD) {
+		/* Pairs with the release store in grb_reader_put_next(): the
+		 * reader is done with the bytes we are about to overwrite. */
+		consumed = grb_load_acquire(&shm->consumed);
+		if (grb__subbuf_trunc(buf, pos) - consumed >= buf->buf_size) {
+			if (count_loss)
+				grb_fetch_add_relaxed(&shm->lost_full, 1);
+			return -ENOBUFS;
+		}
+	}
+	return 0;
+}
+
+/* Add header or padding bytes (no record) to a slot's commit counter. */
+void grb__commit_bytes(const struct grb_config *cfg, struct grb_buf *buf,
+		       uint64_t pos, uint64_t bytes)
+{
+	uint64_t cc;
+
+	if (bytes == 0)
+		return;
+	/* Same pairing as grb_commit(). */
+	cc = grb_fetch_add_acq_rel(&buf->hot[grb__slot(buf, pos)].cc, bytes)
+		+ bytes;
+	if (grb__cc_complete(buf, cc, pos))
+		grb__deliver(cfg, buf, cc, pos);
+}
+
+/* Remember how the slot's current lap ends; only its closer calls this. */
+void grb__set_close(struct grb_buf *buf, uint64_t pos, uint64_t data_size,
+		    uint64_t ts)
+{
+	struct grb_commit_cold *cold = &buf->cold[grb__slot(buf, pos)];
+
+	/* Published by the closer's following commit (release). */
+	grb_store_relaxed(&cold->data_size, data_size);
+	grb_store_relaxed(&cold->ts_end, ts);
+}
+
+/* Write the header of the sub-buffer at pos, held in physical phys. */
+void grb__begin_new(const struct grb_config *cfg, struct grb_buf *buf,
+		    uint64_t pos, uint64_t phys, uint64_t ts)
+{
+	struct grb_subbuf_info info = { 0 };
+
+	if (!cfg->cb.buffer_begin)
+		return;
+	info.seq = pos >> buf->subbuf_order;
+	info.timestamp = ts;
+	info.cpu = buf->cpu;
+	cfg->cb.buffer_begin(buf, buf->data + (phys << buf->subbuf_order),
+			     &info);
+}
+
+/* Close the sub-buffer holding position old - 1, which has data. */
+void grb__end_old(const struct grb_config *cfg, struct grb_buf *buf,
+		  uint64_t old, uint64_t ts)
+{
+	uint64_t used = grb__subbuf_offset(buf, old);
+
+	grb__set_close(buf, old - 1, used, ts);
+	grb__commit_bytes(cfg, buf, old - 1, buf->subbuf_size - used);
+}
+
+int grb__reserve_refused_nesting(struct grb_channel *chan, int cpu)
+{
+	if ((unsigned int)cpu >= chan->nr_bufs)
+		cpu = 0;
+	grb_fetch_add_relaxed(&chan->bufs[cpu].shm->lost_nesting, 1);
+	return -EBUSY;
+}
+
+/* Why a blocked buffer refuses a reservation. */
+static int blocked_errno(uint64_t blocked)
+{
+	return (blocked & GRB_BLOCKED_FINALIZED) ? -ESHUTDOWN : -EAGAIN;
+}
+
+int grb__reserve_slow(const struct grb_config *cfg, struct grb_buf *buf,
+		      struct grb_ctx *ctx)
+{
+	struct grb_buf_shm *shm = buf->shm;
+	size_t hdr = grb__subbuf_header_size(cfg);
+	uint64_t old, begin, end, blocked, phys;
+	size_t off, pre, size;
+	int ret, old_end, new_start;
+
+	for (;;) {
+		blocked = grb_load_relaxed(&shm->blocked);
+		if (blocked) {
+			ret = blocked_errno(blocked);
+			goto fail;
+		}
+		old = grb_load_relaxed(&shm->offset);
+		ctx->rflags = 0;
+		ctx->timestamp = grb__timestamp(cfg, buf, &ctx->rflags);
+		off = grb__subbuf_offset(buf, old);
+		begin = old;
+		old_end = 0;
+		new_start = off == 0;
+		if (!new_start) {
+			size = grb__slot_size(cfg, off, ctx, &pre);
+			if (off + size > buf->subbuf_size)
+				old_end = new_start = 1;
+		}
+		if (new_start) {
+			begin = grb__subbuf_trunc(buf, old) +
+				(old_end ? buf->subbuf_size : 0);
+			/* A reader may start at any sub-buffer. */
+			if (cfg->timestamp_bits > 0)
+				ctx->rflags |= GRB_RFLAG_FULL_TIMESTAMP;
+			size = grb__slot_size(cfg, hdr, ctx, &pre);
+			if (hdr + size > buf->subbuf_size) {
+				grb_fetch_add_relaxed(&shm->lost_big, 1);
+				ret = -ENOSPC;
+				goto fail;
+			}
+			ret = grb__subbuf_free(cfg, buf, begin, 1);
+			if (ret)
+				goto fail;
+			begin += hdr;
+		}
+		end = begin + size;
+		/* Same pairing as the fast path's CAS. */
+		if (grb_cas_acq_rel(&shm->offset, &old, end))
+			break;
+	}
+	grb__save_timestamp(cfg, buf, ctx->timestamp);
+	if (old_end)
+		grb__end_old(cfg, buf, old, ctx->timestamp);
+	if (cfg->mode == GRB_MODE_OVERWRITE)
+		phys = grb__overwrite_enter(buf, end - 1);
+	else
+		phys = grb__slot(buf, end - 1);
+	if (new_start) {
+		grb__begin_new(cfg, buf, begin - hdr, phys, ctx->timestamp);
+		grb__commit_bytes(cfg, buf, begin - hdr, hdr);
+	}
+	if (grb__subbuf_offset(buf, end) == 0)
+		grb__set_close(buf, end - 1, buf->subbuf_size, ctx->timestamp);
+	ctx->pre_offset = begin;
+	ctx->end = end;
+	ctx->slot_size = size;
+	ctx->wptr = buf->data + (phys << buf->subbuf_order) +
+		grb__subbuf_offset(buf, begin) + pre;
+	ctx->wend = buf->data + (phys << buf->subbuf_order) +
+		grb__subbuf_offset(buf, begin) + size;
+	return 0;
+fail:
+	grb__nesting_exit();
+	return ret;
+}
+
+int grb_buf_flush(struct grb_buf *buf, enum grb_flush how)
+{
+	const struct grb_config *cfg;
+	uint64_t old, next, ts = 0, phys;
+	unsigned int rflags = 0;
+	size_t hdr;
+	int ret, empty;
+
+	if (!buf || (how != GRB_FLUSH_ACTIVE && how != GRB_FLUSH_EMPTY))
+		return -EINVAL;
+	cfg = buf->chan->cfg;
+	hdr = grb__subbuf_header_size(cfg);
+	for (;;) {
+		old = grb_load_relaxed(&buf->shm->offset);
+		ts = grb__timestamp(cfg, buf, &rflags);
+		empty = grb__subbuf_offset(buf, old) == 0;
+		if (!empty) {
+			next = grb__subbuf_trunc(buf, old) + buf->subbuf_size;
+		} else {
+			if (how == GRB_FLUSH_ACTIVE)
+				return -ENODATA;
+			/* A flush is not a record: no loss is counted. */
+			ret = grb__subbuf_free(cfg, buf, old, 0);
+			if (ret)
+				return ret;
+			next = old + buf->subbuf_size;
+		}
+		if (grb_cas_acq_rel(&buf->shm->offset, &old, next))
+			break;
+	}
+	if (!empty) {
+		grb__end_old(cfg, buf, old, ts);
+		return 0;
+	}
+	/* A header-only sub-buffer, opened and closed at once. */
+	if (cfg->mode == GRB_MODE_OVERWRITE)
+		phys = grb__overwrite_enter(buf, old);
+	else
+		phys = grb__slot(buf, old);
+	grb__set_close(buf, old, hdr, ts);
+	grb__begin_new(cfg, buf, old, phys, ts);
+	grb__commit_bytes(cfg, buf, old, buf->subbuf_size);
+	return 0;
+}
+
+int grb_channel_flush(struct grb_channel *chan, enum grb_flush how)
+{
+	unsigned int i;
+	int ret;
+
+	if (!chan || (how != GRB_FLUSH_ACTIVE && how != GRB_FLUSH_EMPTY))
+		return -EINVAL;
+	for (i = 0; i < chan->nr_bufs; i++) {
+		ret = grb_buf_flush(&chan->bufs[i], how);
+		if (ret == -EINVAL)
+			return ret;
+	}
+	return 0;
+}

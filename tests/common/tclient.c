@@ -1,0 +1,203 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * tests/common/tclient.c - the test client's configurations, callbacks
+ * and writer.
+ */
+#include <stdatomic.h>
+#include <string.h>
+
+#include "tclient.h"
+
+static _Atomic uint64_t tc_clock_value;
+
+/* A clock that always moves, in steps that overflow 16 bits every ~66
+ * reads, so both compressed and full timestamps occur. */
+static uint64_t tc_clock(void)
+{
+	return atomic_fetch_add(&tc_clock_value, 997) + 997;
+}
+
+static size_t tc_record_header_size(const struct grb_config *cfg,
+				    size_t offset, size_t *pre,
+				    const struct grb_ctx *ctx)
+{
+	(void)cfg;
+	*pre = grb_offset_align(offset, 4);
+	return *pre + 4 + ((ctx->rflags & GRB_RFLAG_FULL_TIMESTAMP) ? 8 : 4);
+}
+
+static size_t tc_subbuf_header_size(void)
+{
+	return sizeof(struct tc_header);
+}
+
+static void tc_buffer_begin(struct grb_buf *buf, void *hdr,
+			    const struct grb_subbuf_info *info)
+{
+	struct tc_header *h = (struct tc_header *)hdr;
+
+	(void)buf;
+	h->magic = TC_MAGIC;
+	h->cpu = info->cpu;
+	h->seq = info->seq;
+	h->ts_begin = info->timestamp;
+	h->ts_end = 0;
+	h->data_size = ~UINT64_C(0);
+	h->records = ~UINT64_C(0);
+	h->lost = ~UINT64_C(0);
+}
+
+static void tc_buffer_end(struct grb_buf *buf, void *hdr,
+			  const struct grb_subbuf_info *info)
+{
+	struct tc_header *h = (struct tc_header *)hdr;
+
+	(void)buf;
+	h->ts_end = info->timestamp;
+	h->data_size = info->data_size;
+	h->records = info->records;
+	h->lost = info->lost;
+}
+
+static int tc_record_decode(const struct grb_config *cfg, const void *subbuf,
+			    size_t offset, size_t data_size,
+			    struct grb_record *rec)
+{
+	const char *p = (const char *)subbuf;
+	size_t at = offset + grb_offset_align(offset, 4);
+	uint32_t word, low;
+
+	(void)cfg;
+	if (at + 8 > data_size)
+		return -EINVAL;
+	memcpy(&word, p + at, 4);
+	rec->offset = at;
+	if (word & TREC_FULL) {
+		if (at + 12 > data_size)
+			return -EINVAL;
+		memcpy(&rec->timestamp, p + at + 4, 8);
+		rec->header_len = 12;
+		rec->rflags = GRB_RFLAG_FULL_TIMESTAMP;
+	} else {
+		memcpy(&low, p + at + 4, 4);
+		rec->timestamp = low;
+		rec->header_len = 8;
+		rec->rflags = 0;
+	}
+	rec->payload_off = at + rec->header_len;
+	rec->payload_len = word & TREC_LEN_MASK;
+	if (rec->payload_len > data_size - rec->payload_off)
+		return -EINVAL;
+	rec->next = rec->payload_off + rec->payload_len;
+	return 0;
+}
+
+#define TC_CB() {                                        \
+	.clock_read = tc_clock,                              \
+	.record_header_size = tc_record_header_size,         \
+	.subbuf_header_size = tc_subbuf_header_size,         \
+	.buffer_begin = tc_buffer_begin,                     \
+	.buffer_end = tc_buffer_end,                         \
+	.record_decode = tc_record_decode,                   \
+}
+
+static const struct grb_config tc_configs[TV_COUNT] = {
+	{ GRB_ALLOC_PER_CPU, GRB_MODE_OVERWRITE, 64, TC_CB() },
+	{ GRB_ALLOC_PER_CHANNEL, GRB_MODE_OVERWRITE, 64, TC_CB() },
+	{ GRB_ALLOC_PER_CPU, GRB_MODE_DISCARD, 64, TC_CB() },
+	{ GRB_ALLOC_PER_CHANNEL, GRB_MODE_DISCARD, 64, TC_CB() },
+	{ GRB_ALLOC_PER_CPU, GRB_MODE_OVERWRITE, TC_TS_BITS, TC_CB() },
+	{ GRB_ALLOC_PER_CHANNEL, GRB_MODE_OVERWRITE, TC_TS_BITS, TC_CB() },
+	{ GRB_ALLOC_PER_CPU, GRB_MODE_DISCARD, TC_TS_BITS, TC_CB() },
+	{ GRB_ALLOC_PER_CHANNEL, GRB_MODE_DISCARD, TC_TS_BITS, TC_CB() },
+};
+
+const struct grb_config *tc_config(int variant)
+{
+	return &tc_configs[variant & (TV_COUNT - 1)];
+}
+
+const char *tc_variant_name(int variant)
+{
+	static const char *names[TV_COUNT] = {
+		"per-cpu/overwrite/full-ts", "per-channel/overwrite/full-ts",
+		"per-cpu/discard/full-ts", "per-channel/discard/full-ts",
+		"per-cpu/overwrite/compressed-ts",
+		"per-channel/overwrite/compressed-ts",
+		"per-cpu/discard/compressed-ts",
+		"per-channel/discard/compressed-ts",
+	};
+	return names[variant & (TV_COUNT - 1)];
+}
+
+uint32_t tc_checksum(const struct trec *r, const unsigned char *extra);
+
+/* FNV-1a over the tag fields and the extra bytes. */
+uint32_t tc_checksum(const struct trec *r, const unsigned char *extra)
+{
+	uint32_t h = 2166136261u;
+	const unsigned char *p = (const unsigned char *)r;
+	size_t i;
+
+	for (i = 0; i < offsetof(struct trec, csum); i++)
+		h = (h ^ p[i]) * 16777619u;
+	for (i = 0; i < r->extra; i++)
+		h = (h ^ extra[i]) * 16777619u;
+	return h;
+}
+
+static GRB_ALWAYS_INLINE int tc_write_cfg(const struct grb_config *cfg,
+					  struct grb_channel *chan,
+					  uint32_t writer, uint32_t seq,
+					  uint32_t extra)
+{
+	struct grb_ctx ctx = GRB_CTX_INIT(sizeof(struct trec) + extra, 4);
+	unsigned char bytes[256];
+	struct trec r;
+	uint32_t word, low, i;
+	int ret;
+
+	if (extra > sizeof(bytes))
+		extra = sizeof(bytes);
+	ctx.data_size = sizeof(struct trec) + extra;
+	ret = grb_reserve(cfg, chan, &ctx);
+	if (ret)
+		return ret;
+	r.writer = writer;
+	r.seq = seq;
+	r.ts = ctx.timestamp;
+	r.extra = extra;
+	for (i = 0; i < extra; i++)
+		bytes[i] = (unsigned char)(seq * 31 + i);
+	r.csum = tc_checksum(&r, bytes);
+	word = (uint32_t)ctx.data_size;
+	if (ctx.rflags & GRB_RFLAG_FULL_TIMESTAMP) {
+		word |= TREC_FULL;
+		grb_write(cfg, &ctx, &word, 4);
+		grb_write(cfg, &ctx, &ctx.timestamp, 8);
+	} else {
+		low = (uint32_t)(ctx.timestamp & ((1u << TC_TS_BITS) - 1));
+		grb_write(cfg, &ctx, &word, 4);
+		grb_write(cfg, &ctx, &low, 4);
+	}
+	grb_ctx_align(cfg, &ctx, 4);
+	grb_write(cfg, &ctx, &r, sizeof(r));
+	grb_write(cfg, &ctx, bytes, extra);
+	grb_commit(cfg, &ctx);
+	return 0;
+}
+
+int tc_write(const struct grb_config *cfg, struct grb_channel *chan,
+	     uint32_t writer, uint32_t seq, uint32_t extra)
+{
+	switch (cfg - tc_configs) {
+	case 0: return tc_write_cfg(&tc_configs[0], chan, writer, seq, extra);
+	case 1: return tc_write_cfg(&tc_configs[1], chan, writer, seq, extra);
+	case 2: return tc_write_cfg(&tc_configs[2], chan, writer, seq, extra);
+	case 3: return tc_write_cfg(&tc_configs[3], chan, writer, seq, extra);
+	case 4: return tc_write_cfg(&tc_configs[4], chan, writer, seq, extra);
+	case 5: return tc_write_cfg(&tc_configs[5], chan, writer, seq, extra);
+	case 6: return tc_write_cfg(&tc_configs[6], chan, writer, seq, extra);
+	default: return tc_write_cfg(&tc_configs[7], chan, writer, seq, extra);
+	}
+}

@@ -1,0 +1,101 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * tests/common/tclient.h - the test client: a configuration per variant
+ * (alloc x mode x timestamp compression), records tagged with writer id,
+ * sequence, timestamp and checksum, and a checker that reads buffers back
+ * and verifies every record and counter.
+ *
+ * Record layout (after 4-byte aligned pre-padding):
+ *   u32  payload length (bits 0-23) | TREC_FULL (bit 24)
+ *   u64  timestamp when TREC_FULL, else u32 holding its low 16 bits
+ *   struct trec, then trec.extra pattern bytes
+ */
+#ifndef GRB_TESTS_TCLIENT_H
+#define GRB_TESTS_TCLIENT_H
+
+#include <stdint.h>
+
+#include "grb/grb.h"
+
+/* Variant bits. */
+#define TV_PER_CHANNEL 1
+#define TV_DISCARD     2
+#define TV_COMPRESS    4
+#define TV_COUNT       8
+
+#define TREC_FULL      (UINT32_C(1) << 24)
+#define TREC_LEN_MASK  UINT32_C(0x00ffffff)
+#define TC_TS_BITS     16
+#define TC_MAGIC       0x74657374u
+
+struct trec {
+	uint32_t writer;
+	uint32_t seq;
+	uint64_t ts;          /* ctx.timestamp as reserved */
+	uint32_t extra;       /* pattern bytes after the struct */
+	uint32_t csum;
+};
+
+/* Sub-buffer header of the test client. */
+struct tc_header {
+	uint32_t magic;
+	int32_t cpu;
+	uint64_t seq;
+	uint64_t ts_begin;
+	uint64_t ts_end;
+	uint64_t data_size;
+	uint64_t records;
+	uint64_t lost;
+};
+
+const struct grb_config *tc_config(int variant);
+const char *tc_variant_name(int variant);
+
+/*
+ * Write one tagged record with the fast path specialised for @cfg (one of
+ * tc_config()'s).  Return: grb_reserve()'s result.
+ */
+int tc_write(const struct grb_config *cfg, struct grb_channel *chan,
+	     uint32_t writer, uint32_t seq, uint32_t extra);
+
+/* Reader-side verification state for one channel. */
+struct tc_checker {
+	uint32_t nwriters;
+	uint32_t maxseq;            /* seq < maxseq for every writer */
+	uint8_t *seen;              /* nwriters x maxseq: read count */
+	uint8_t *reserved;          /* nwriters x maxseq: writer's success */
+	int64_t *last_seq;          /* per (buffer, writer): order check */
+	unsigned int nbufs;
+	uint64_t *next_subbuf_seq;  /* per buffer: expected header seq */
+	uint64_t records_read;
+	uint64_t subbufs_read;
+	uint64_t errors;
+};
+
+int tc_checker_init(struct tc_checker *tc, struct grb_channel *chan,
+		    uint32_t nwriters, uint32_t maxseq);
+void tc_checker_free(struct tc_checker *tc);
+
+/* Writers call this after a successful tc_write (thread-safe per slot). */
+void tc_mark_reserved(struct tc_checker *tc, uint32_t writer, uint32_t seq);
+
+/*
+ * Read every sub-buffer available now from buffer @i and verify it.
+ * Return: number of sub-buffers read; errors are counted in tc->errors
+ * with a message on stderr.
+ */
+uint64_t tc_drain_buf(struct tc_checker *tc, struct grb_channel *chan,
+		      unsigned int i);
+uint64_t tc_drain_all(struct tc_checker *tc, struct grb_channel *chan);
+
+/*
+ * End-of-run verification: the channel must be finalized and drained.
+ * Checks no record was read twice, only reserved records were read, the
+ * engine counters agree with what was read, and written == read +
+ * overwritten.  @refused is the number of failed tc_write() calls.
+ * Return: 0 when every check passed, else the number of failures.
+ */
+uint64_t tc_final_check(struct tc_checker *tc, struct grb_channel *chan,
+			uint64_t refused);
+
+#endif /* GRB_TESTS_TCLIENT_H */
