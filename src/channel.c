@@ -315,7 +315,7 @@ int grb_buf_get_stats(const struct grb_buf *buf, struct grb_buf_stats *st)
 		pending += (grb_load_relaxed(&buf->hot[i].cc) -
 			    grb_load_acquire(&buf->cold[i].cc_sb)) >> 32;
 	st->written = grb_load_relaxed(&shm->records_delivered) + pending;
-	st->read = shm->records_read;
+	st->read = grb_load_relaxed(&shm->records_read);
 	st->overwritten = grb_load_relaxed(&shm->records_overwritten);
 	st->lost_full = grb_load_relaxed(&shm->lost_full);
 	st->lost_wrap = grb_load_relaxed(&shm->lost_wrap);

@@ -113,6 +113,13 @@ static int64_t swap_in(struct grb_buf *buf, uint64_t pos)
 	return (int64_t)(id & GRB_ID_INDEX_MASK);
 }
 
+/* Only the reader writes records_read; statistics read it concurrently. */
+static void add_read(struct grb_buf_shm *shm, uint64_t n)
+{
+	grb_store_relaxed(&shm->records_read,
+			  grb_load_relaxed(&shm->records_read) + n);
+}
+
 static void hold(struct grb_buf *buf, uint64_t kind, uint64_t pos,
 		 uint64_t phys)
 {
@@ -144,7 +151,7 @@ static int get_next_overwrite(struct grb_buf *buf)
 		if (!grb_cas_acq_rel(&shm->consumed, &expected,
 				     c + buf->subbuf_size))
 			continue;
-		shm->records_read += buf->meta[phys].records;
+		add_read(shm, buf->meta[phys].records);
 		hold(buf, GRB_HELD_NEXT, c, (uint64_t)phys);
 		return 0;
 	}
@@ -181,7 +188,7 @@ int grb_reader_put_next(struct grb_buf *buf)
 	if (shm->held != GRB_HELD_NEXT)
 		return -EPERM;
 	if (buf->chan->cfg->mode == GRB_MODE_DISCARD) {
-		shm->records_read += buf->meta[shm->held_phys].records;
+		add_read(shm, buf->meta[shm->held_phys].records);
 		/* Release: our reads are done before writers reuse the
 		 * sub-buffer; pairs with the acquire in grb__subbuf_free(). */
 		grb_store_release(&shm->consumed,

@@ -149,7 +149,7 @@ struct grb_buf_shm {
 	uint64_t held;                  /* GRB_HELD_* */
 	uint64_t held_pos;              /* position of the held sub-buffer */
 	uint64_t held_phys;             /* its physical index */
-	uint64_t records_read;
+	grb_atomic_u64 records_read;    /* written by the reader only */
 
 	/* Counters, written on slow paths only. */
 	GRB_ALIGNAS(GRB_CACHELINE) grb_atomic_u64 records_delivered;
