@@ -147,8 +147,10 @@ static inline int grb_reserve(const struct grb_config *cfg,
 			      struct grb_channel *chan, struct grb_ctx *ctx)
 {
 	struct grb_buf *buf;
-	uint64_t o_begin, o_end, phys;
+	uint64_t o_begin, o_end, phys, ts;
 	size_t off, pre, size;
+	unsigned int rflags = 0;
+	char *base;
 	int cpu;
 
 	if (GRB_UNLIKELY(!grb__nesting_enter()))
@@ -157,11 +159,12 @@ static inline int grb_reserve(const struct grb_config *cfg,
 	buf = grb__pick_buf(cfg, chan, &cpu);
 	ctx->buf = buf;
 	ctx->cpu = cpu;
-	ctx->rflags = 0;
 	/* The position is read before the clock: timestamps then grow with
 	 * positions inside a buffer. */
 	o_begin = grb_load_relaxed(&buf->shm->offset);
-	ctx->timestamp = grb__timestamp(cfg, buf, &ctx->rflags);
+	ts = grb__timestamp(cfg, buf, &rflags);
+	ctx->timestamp = ts;
+	ctx->rflags = rflags;
 	off = grb__subbuf_offset(buf, o_begin);
 	if (GRB_UNLIKELY(off == 0 || grb_load_relaxed(&buf->shm->blocked)))
 		return grb__reserve_slow(cfg, buf, ctx);
@@ -177,16 +180,17 @@ static inline int grb_reserve(const struct grb_config *cfg,
 	 */
 	if (GRB_UNLIKELY(!grb_cas_acq_rel(&buf->shm->offset, &o_begin, o_end)))
 		return grb__reserve_slow(cfg, buf, ctx);
-	grb__save_timestamp(cfg, buf, ctx->timestamp);
+	grb__save_timestamp(cfg, buf, ts);
 	if (cfg->mode == GRB_MODE_OVERWRITE)
 		phys = grb__overwrite_enter(buf, o_end - 1);
 	else
 		phys = grb__slot(buf, o_begin);
+	base = buf->data + (phys << buf->subbuf_order) + off;
 	ctx->pre_offset = o_begin;
 	ctx->end = o_end;
 	ctx->slot_size = size;
-	ctx->wptr = buf->data + (phys << buf->subbuf_order) + off + pre;
-	ctx->wend = buf->data + (phys << buf->subbuf_order) + off + size;
+	ctx->wptr = base + pre;
+	ctx->wend = base + size;
 	return 0;
 }
 
