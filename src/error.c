@@ -25,6 +25,7 @@ const char *grb_strerror(int err)
 	case -ERANGE:	return "outside the sub-buffer's data";
 	case -EALREADY:	return "already finalized";
 	case -ENOTSUP:	return "client has no record decoder";
+	case -EUCLEAN:	return "buffer invariant broken (grb_buf_validate)";
 	default:	return "unknown error";
 	}
 }

@@ -133,7 +133,8 @@ int grb__reserve_slow(const struct grb_config *cfg, struct grb_buf *buf,
 		new_start = off == 0;
 		if (!new_start) {
 			size = grb__slot_size(cfg, off, ctx, &pre);
-			if (off + size > buf->subbuf_size)
+			if (ctx->data_size >= buf->subbuf_size ||
+			    size > buf->subbuf_size - off)
 				old_end = new_start = 1;
 		}
 		if (new_start) {
@@ -143,7 +144,9 @@ int grb__reserve_slow(const struct grb_config *cfg, struct grb_buf *buf,
 			if (cfg->timestamp_bits > 0)
 				ctx->rflags |= GRB_RFLAG_FULL_TIMESTAMP;
 			size = grb__slot_size(cfg, hdr, ctx, &pre);
-			if (hdr + size > buf->subbuf_size) {
+			/* data_size first: a huge one wraps the sum. */
+			if (ctx->data_size >= buf->subbuf_size ||
+			    size > buf->subbuf_size - hdr) {
 				grb_fetch_add_relaxed(&shm->lost_big, 1);
 				ret = -ENOSPC;
 				goto fail;

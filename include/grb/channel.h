@@ -52,10 +52,12 @@ struct grb_channel_attr {
  *  -EINVAL  a NULL argument; grb_config_check() fails; subbuf_size or
  *           num_subbuf is not a power of two, subbuf_size is below the
  *           page size or above GRB_SUBBUF_SIZE_MAX, num_subbuf is below 2
- *           or above GRB_NUM_SUBBUF_MAX (the id layout), or the
+ *           or above GRB_NUM_SUBBUF_MAX (the id layout), a buffer of
+ *           more than 2^48 bytes (subbuf_size x num_subbuf), or the
  *           sub-buffer header leaves no room for a record;
  *  -ENOMEM  memory could not be mapped;
- *  any negative errno returned by buffer_create.
+ *  any negative errno returned by buffer_create (a positive return
+ *  from it is reported as -EINVAL).
  * On error nothing is left allocated.
  * Context: any thread; not signal-safe.
  */

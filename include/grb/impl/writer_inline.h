@@ -169,8 +169,13 @@ static inline int grb_reserve(const struct grb_config *cfg,
 	if (GRB_UNLIKELY(off == 0 || grb_load_relaxed(&buf->shm->blocked)))
 		return grb__reserve_slow(cfg, buf, ctx);
 	size = grb__slot_size(cfg, off, ctx, &pre);
-	/* ">=": a record that exactly fills the sub-buffer closes it. */
-	if (GRB_UNLIKELY(off + size >= buf->subbuf_size))
+	/*
+	 * ">=": a record that exactly fills the sub-buffer closes it.  The
+	 * data_size test keeps a huge size from wrapping the sum; the slow
+	 * path refuses it.
+	 */
+	if (GRB_UNLIKELY(size >= buf->subbuf_size - off ||
+			 ctx->data_size >= buf->subbuf_size))
 		return grb__reserve_slow(cfg, buf, ctx);
 	o_end = o_begin + size;
 	/*
@@ -265,9 +270,14 @@ static inline int grb_try_discard_reserve(const struct grb_config *cfg,
 
 	if (!grb_cas_relaxed(&buf->shm->offset, &expected, ctx->pre_offset))
 		return -EBUSY;
-	/* last_ts 0 forces a full timestamp on the next record. */
+	/*
+	 * The discarded record's timestamp with every kept-out bit flipped
+	 * differs above timestamp_bits from any later clock value, so the
+	 * next record carries a full timestamp.
+	 */
 	if (cfg->timestamp_bits > 0 && cfg->timestamp_bits < 64)
-		grb_store_relaxed(&buf->shm->last_ts, 0);
+		grb_store_relaxed(&buf->shm->last_ts, ctx->timestamp ^
+				  (~UINT64_C(0) << cfg->timestamp_bits));
 	grb__nesting_exit();
 	return 0;
 }
