@@ -304,17 +304,22 @@ struct grb_channel *grb_buf_channel(const struct grb_buf *buf)
 int grb_buf_get_stats(const struct grb_buf *buf, struct grb_buf_stats *st)
 {
 	const struct grb_buf_shm *shm;
-	uint64_t i, pending = 0;
+	uint64_t i, pending = 0, delivered, cc_sb;
 
 	if (!buf || !st)
 		return -EINVAL;
 	shm = buf->shm;
-	/* Records committed in laps not delivered yet: the record half of
-	 * the counter's growth since the last delivery (see layout.h). */
-	for (i = 0; i < shm->num_subbuf; i++)
-		pending += (grb_load_relaxed(&buf->hot[i].cc) -
-			    grb_load_acquire(&buf->cold[i].cc_sb)) >> 32;
-	st->written = grb_load_relaxed(&shm->records_delivered) + pending;
+	delivered = grb_load_acquire(&shm->records_delivered);
+	/*
+	 * Records committed in laps not delivered yet: the record half of
+	 * the counter's growth since the last delivery (see layout.h).
+	 * cc_sb is read first, so cc (read after) is never behind it.
+	 */
+	for (i = 0; i < shm->num_subbuf; i++) {
+		cc_sb = grb_load_acquire(&buf->cold[i].cc_sb);
+		pending += (grb_load_acquire(&buf->hot[i].cc) - cc_sb) >> 32;
+	}
+	st->written = delivered + pending;
 	st->read = grb_load_relaxed(&shm->records_read);
 	st->overwritten = grb_load_relaxed(&shm->records_overwritten);
 	st->lost_full = grb_load_relaxed(&shm->lost_full);

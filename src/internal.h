@@ -38,7 +38,7 @@ static inline uint64_t grb__page_size(void)
 
 /* src/switch.c */
 int grb__subbuf_free(const struct grb_config *cfg, struct grb_buf *buf,
-		     uint64_t pos, int count_loss);
+		     uint64_t pos);
 void grb__begin_new(const struct grb_config *cfg, struct grb_buf *buf,
 		    uint64_t pos, uint64_t phys, uint64_t ts);
 void grb__commit_bytes(const struct grb_config *cfg, struct grb_buf *buf,

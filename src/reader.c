@@ -297,7 +297,8 @@ int grb_reader_read(const struct grb_buf *buf, size_t offset, void *dst,
 		return -EINVAL;
 	if (offset > sb.data_size || len > sb.data_size - offset)
 		return -ERANGE;
-	memcpy(dst, (const char *)sb.data + offset, len);
+	if (len)        /* dst may be NULL for an empty copy */
+		memcpy(dst, (const char *)sb.data + offset, len);
 	return 0;
 }
 

@@ -18,7 +18,7 @@
  * must be delivered, and in discard mode consumed by the reader.
  */
 int grb__subbuf_free(const struct grb_config *cfg, struct grb_buf *buf,
-		     uint64_t pos, int count_loss)
+		     uint64_t pos)
 {
 	struct grb_buf_shm *shm = buf->shm;
 	uint64_t slot = grb__slot(buf, pos);
@@ -26,22 +26,23 @@ int grb__subbuf_free(const struct grb_config *cfg, struct grb_buf *buf,
 	uint64_t cc_sb = grb_load_acquire(&buf->cold[slot].cc_sb);
 	uint64_t consumed;
 
-	if (((cc_sb - grb__lap_bytes(buf, pos)) & GRB_CC_BYTES_MASK) != 0) {
-		if (count_loss)
-			grb_fetch_add_relaxed(&shm->lost_wrap, 1);
+	if (((cc_sb - grb__lap_bytes(buf, pos)) & GRB_CC_BYTES_MASK) != 0)
 		return -EIO;
-	}
 	if (cfg->mode == GRB_MODE_DISCARD) {
 		/* Pairs with the release store in grb_reader_put_next(): the
 		 * reader is done with the bytes we are about to overwrite. */
 		consumed = grb_load_acquire(&shm->consumed);
-		if (grb__subbuf_trunc(buf, pos) - consumed >= buf->buf_size) {
-			if (count_loss)
-				grb_fetch_add_relaxed(&shm->lost_full, 1);
+		if (grb__subbuf_trunc(buf, pos) - consumed >= buf->buf_size)
 			return -ENOBUFS;
-		}
 	}
 	return 0;
+}
+
+/* Count a reservation refused by grb__subbuf_free(). */
+static void count_loss(struct grb_buf_shm *shm, int err)
+{
+	grb_fetch_add_relaxed(err == -EIO ? &shm->lost_wrap : &shm->lost_full,
+			      1);
 }
 
 /* Add header or padding bytes (no record) to a slot's commit counter. */
@@ -133,6 +134,12 @@ int grb__reserve_slow(const struct grb_config *cfg, struct grb_buf *buf,
 		new_start = off == 0;
 		if (!new_start) {
 			size = grb__slot_size(cfg, off, ctx, &pre);
+			if (size == 0) {
+				/* Nothing to reserve, and nothing a reader
+				 * could find: refuse, do not count. */
+				ret = -EINVAL;
+				goto fail;
+			}
 			if (ctx->data_size >= buf->subbuf_size ||
 			    size > buf->subbuf_size - off)
 				old_end = new_start = 1;
@@ -144,6 +151,10 @@ int grb__reserve_slow(const struct grb_config *cfg, struct grb_buf *buf,
 			if (cfg->timestamp_bits > 0)
 				ctx->rflags |= GRB_RFLAG_FULL_TIMESTAMP;
 			size = grb__slot_size(cfg, hdr, ctx, &pre);
+			if (size == 0) {
+				ret = -EINVAL;
+				goto fail;
+			}
 			/* data_size first: a huge one wraps the sum. */
 			if (ctx->data_size >= buf->subbuf_size ||
 			    size > buf->subbuf_size - hdr) {
@@ -151,9 +162,15 @@ int grb__reserve_slow(const struct grb_config *cfg, struct grb_buf *buf,
 				ret = -ENOSPC;
 				goto fail;
 			}
-			ret = grb__subbuf_free(cfg, buf, begin, 1);
-			if (ret)
+			ret = grb__subbuf_free(cfg, buf, begin);
+			if (ret) {
+				/* Our view may be old: other writers may have
+				 * moved on and freed the sub-buffer since. */
+				if (grb_load_acquire(&shm->offset) != old)
+					continue;
+				count_loss(shm, ret);
 				goto fail;
+			}
 			begin += hdr;
 		}
 		end = begin + size;
@@ -209,9 +226,12 @@ int grb_buf_flush(struct grb_buf *buf, enum grb_flush how)
 			if (how == GRB_FLUSH_ACTIVE)
 				return -ENODATA;
 			/* A flush is not a record: no loss is counted. */
-			ret = grb__subbuf_free(cfg, buf, old, 0);
-			if (ret)
+			ret = grb__subbuf_free(cfg, buf, old);
+			if (ret) {
+				if (grb_load_acquire(&buf->shm->offset) != old)
+					continue;
 				return ret;
+			}
 			next = old + buf->subbuf_size;
 		}
 		if (grb_cas_acq_rel(&buf->shm->offset, &old, next))

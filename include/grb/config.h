@@ -99,7 +99,10 @@ struct grb_record {
 struct grb_client_cb {
 	/*
 	 * Read the clock.  Required when timestamp_bits > 0, NULL otherwise.
-	 * Must be monotonic across CPUs and signal-safe.
+	 * Must be monotonic across CPUs, signal-safe, and ordered after the
+	 * load of the write position that precedes it (a vDSO
+	 * clock_gettime() or rdtscp is; a bare rdtsc may execute early),
+	 * so that timestamps grow with positions in a buffer.
 	 */
 	uint64_t (*clock_read)(void);
 	/*

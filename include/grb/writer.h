@@ -72,7 +72,9 @@ struct grb_ctx {
  *  -EIO        the next sub-buffer still holds uncommitted data from the
  *              previous lap (counted as lost_wrap);
  *  -ENOSPC     the record cannot fit in an empty sub-buffer (counted as
- *              lost_big).
+ *              lost_big);
+ *  -EINVAL     the slot would be empty (no record header and data_size
+ *              0): nothing a reader could find; not counted.
  * Context: any thread, signal handlers included; async-signal-safe.
  * Ordering: acquire on the write position, so writes into the slot happen
  * after the reader released its previous contents.

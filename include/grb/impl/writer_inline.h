@@ -175,7 +175,7 @@ static inline int grb_reserve(const struct grb_config *cfg,
 	 * path refuses it.
 	 */
 	if (GRB_UNLIKELY(size >= buf->subbuf_size - off ||
-			 ctx->data_size >= buf->subbuf_size))
+			 ctx->data_size >= buf->subbuf_size || size == 0))
 		return grb__reserve_slow(cfg, buf, ctx);
 	o_end = o_begin + size;
 	/*
