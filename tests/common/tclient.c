@@ -146,10 +146,12 @@ uint32_t tc_checksum(const struct trec *r, const unsigned char *extra)
 	return h;
 }
 
-static GRB_ALWAYS_INLINE int tc_write_cfg(const struct grb_config *cfg,
-					  struct grb_channel *chan,
-					  uint32_t writer, uint32_t seq,
-					  uint32_t extra)
+/* The writer of tc_write() and tc_write_hook(). */
+static GRB_ALWAYS_INLINE int tc_write_cfg_hook(const struct grb_config *cfg,
+					       struct grb_channel *chan,
+					       uint32_t writer, uint32_t seq,
+					       uint32_t extra, tc_hook_fn hook,
+					       void *arg)
 {
 	struct grb_ctx ctx = GRB_CTX_INIT(sizeof(struct trec) + extra, 4);
 	unsigned char bytes[256];
@@ -181,10 +183,23 @@ static GRB_ALWAYS_INLINE int tc_write_cfg(const struct grb_config *cfg,
 		grb_write(cfg, &ctx, &low, 4);
 	}
 	grb_ctx_align(cfg, &ctx, 4);
+	/* Header written, payload not yet: a commit published too early, or
+	 * a slot reused while its writer sits here, shows as a torn record. */
+	if (hook)
+		hook(arg, &ctx);
 	grb_write(cfg, &ctx, &r, sizeof(r));
 	grb_write(cfg, &ctx, bytes, extra);
 	grb_commit(cfg, &ctx);
 	return 0;
+}
+
+/* With a constant NULL hook the call folds away: tc_write()'s plain path. */
+static GRB_ALWAYS_INLINE int tc_write_cfg(const struct grb_config *cfg,
+					  struct grb_channel *chan,
+					  uint32_t writer, uint32_t seq,
+					  uint32_t extra)
+{
+	return tc_write_cfg_hook(cfg, chan, writer, seq, extra, NULL, NULL);
 }
 
 int tc_write(const struct grb_config *cfg, struct grb_channel *chan,
@@ -199,5 +214,38 @@ int tc_write(const struct grb_config *cfg, struct grb_channel *chan,
 	case 5: return tc_write_cfg(&tc_configs[5], chan, writer, seq, extra);
 	case 6: return tc_write_cfg(&tc_configs[6], chan, writer, seq, extra);
 	default: return tc_write_cfg(&tc_configs[7], chan, writer, seq, extra);
+	}
+}
+
+int tc_write_hook(const struct grb_config *cfg, struct grb_channel *chan,
+		  uint32_t writer, uint32_t seq, uint32_t extra,
+		  tc_hook_fn hook, void *arg)
+{
+	/* One specialised fast path per configuration, as tc_write(). */
+	switch (cfg - tc_configs) {
+	case 0:
+		return tc_write_cfg_hook(&tc_configs[0], chan, writer, seq,
+					 extra, hook, arg);
+	case 1:
+		return tc_write_cfg_hook(&tc_configs[1], chan, writer, seq,
+					 extra, hook, arg);
+	case 2:
+		return tc_write_cfg_hook(&tc_configs[2], chan, writer, seq,
+					 extra, hook, arg);
+	case 3:
+		return tc_write_cfg_hook(&tc_configs[3], chan, writer, seq,
+					 extra, hook, arg);
+	case 4:
+		return tc_write_cfg_hook(&tc_configs[4], chan, writer, seq,
+					 extra, hook, arg);
+	case 5:
+		return tc_write_cfg_hook(&tc_configs[5], chan, writer, seq,
+					 extra, hook, arg);
+	case 6:
+		return tc_write_cfg_hook(&tc_configs[6], chan, writer, seq,
+					 extra, hook, arg);
+	default:
+		return tc_write_cfg_hook(&tc_configs[7], chan, writer, seq,
+					 extra, hook, arg);
 	}
 }

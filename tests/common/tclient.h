@@ -58,6 +58,25 @@ const char *tc_variant_name(int variant);
 int tc_write(const struct grb_config *cfg, struct grb_channel *chan,
 	     uint32_t writer, uint32_t seq, uint32_t extra);
 
+/*
+ * A hook tc_write_hook() runs between grb_reserve() and grb_commit(), after
+ * the record header is written and before the payload; @ctx is the live
+ * reservation (read it, do not change it).  Stress tests migrate the
+ * thread, yield, spin or raise a signal there.  It runs on the writing
+ * thread, from a signal handler when the writer is one, so it must then be
+ * async-signal-safe.
+ */
+typedef void (*tc_hook_fn)(void *arg, const struct grb_ctx *ctx);
+
+/*
+ * As tc_write(), calling @hook(@arg, ctx) inside the reservation window
+ * (@hook may be NULL).  Async-signal-safe when @hook is.
+ * Return: grb_reserve()'s result; the hook runs only when it is 0.
+ */
+int tc_write_hook(const struct grb_config *cfg, struct grb_channel *chan,
+		  uint32_t writer, uint32_t seq, uint32_t extra,
+		  tc_hook_fn hook, void *arg);
+
 /* Reader-side verification state for one channel. */
 struct tc_checker {
 	uint32_t nwriters;
