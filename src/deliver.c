@@ -52,6 +52,7 @@ void grb__deliver(const struct grb_config *cfg, struct grb_buf *buf,
 		cfg->cb.buffer_end(buf, buf->data + (phys << buf->subbuf_order),
 				   &info);
 	}
+	GRB_HOOK(GRB_HOOK_DELIVER_META);
 	grb_fetch_add_relaxed(&shm->records_delivered, records);
 	/* Pairs with the acquire in grb__push_reader(). */
 	grb_store_release(&cold->records_lap, records);
@@ -60,6 +61,7 @@ void grb__deliver(const struct grb_config *cfg, struct grb_buf *buf,
 	if (cfg->mode == GRB_MODE_OVERWRITE)
 		grb_store_release(&buf->ids[slot],
 				  phys | GRB_ID_NOREF | grb__id_lap(buf, pos));
+	GRB_HOOK(GRB_HOOK_DELIVER_PUBLISH);
 	/* Publish: pairs with the acquire loads of cc_sb in the reader and
 	 * in grb__subbuf_free(). */
 	grb_store_release(&cold->cc_sb, cc);
@@ -87,6 +89,7 @@ void grb__push_reader(struct grb_buf *buf, uint64_t pos)
 		 * the CAS below succeeds.  Pairs with grb__deliver().
 		 */
 		records = grb_load_acquire(&buf->cold[grb__slot(buf, c)].records_lap);
+		GRB_HOOK(GRB_HOOK_PUSH_BEFORE_CAS);
 		if (grb_cas_acq_rel(&shm->consumed, &c, c + buf->subbuf_size)) {
 			grb_fetch_add_relaxed(&shm->records_overwritten, records);
 			c += buf->subbuf_size;

@@ -137,6 +137,7 @@ static int get_next_overwrite(struct grb_buf *buf)
 
 	for (i = 0; i < GRB_READER_RETRIES; i++) {
 		c = grb_load_acquire(&shm->consumed);
+		GRB_HOOK(GRB_HOOK_GET_DELIVERED);
 		if (!is_delivered(buf, c) ||
 		    (phys = swap_in(buf, c)) < 0) {
 			if (grb_load_acquire(&shm->consumed) != c)
@@ -145,6 +146,7 @@ static int get_next_overwrite(struct grb_buf *buf)
 		}
 		/* The swapped-out sub-buffer is ours whatever happens next. */
 		shm->reader_id = (uint64_t)phys;
+		GRB_HOOK(GRB_HOOK_GET_SWAPPED);
 		/* Claim: the same CAS writers use to push the reader, so the
 		 * records are counted either read here or overwritten there. */
 		expected = c;
@@ -173,6 +175,7 @@ int grb_reader_get_next(struct grb_buf *buf)
 	c = grb_load_relaxed(&buf->shm->consumed);
 	if (!is_delivered(buf, c))
 		return drained(buf, c) ? -ENODATA : -EAGAIN;
+	GRB_HOOK(GRB_HOOK_GET_DELIVERED);
 	hold(buf, GRB_HELD_NEXT, c, grb__slot(buf, c));
 	return 0;
 }
@@ -187,6 +190,7 @@ int grb_reader_put_next(struct grb_buf *buf)
 	shm = buf->shm;
 	if (shm->held != GRB_HELD_NEXT)
 		return -EPERM;
+	GRB_HOOK(GRB_HOOK_PUT_BEFORE);
 	if (buf->chan->cfg->mode == GRB_MODE_DISCARD) {
 		add_read(shm, buf->meta[shm->held_phys].records);
 		/* Release: our reads are done before writers reuse the
@@ -226,6 +230,7 @@ int grb_reader_get_subbuf(struct grb_buf *buf, uint64_t pos)
 		hold(buf, GRB_HELD_POS, pos, grb__slot(buf, pos));
 		return 0;
 	}
+	GRB_HOOK(GRB_HOOK_GET_DELIVERED);
 	phys = swap_in(buf, pos);
 	if (phys < 0)
 		return (int64_t)(pos - grb_load_acquire(&shm->consumed)) < 0 ?
@@ -247,6 +252,7 @@ int grb_reader_put_subbuf(struct grb_buf *buf)
 	shm = buf->shm;
 	if (shm->held != GRB_HELD_POS)
 		return -EPERM;
+	GRB_HOOK(GRB_HOOK_PUT_BEFORE);
 	if (buf->chan->cfg->mode == GRB_MODE_OVERWRITE) {
 		/* Give the data back to the ring when no writer has taken
 		 * the slot since; otherwise it becomes our spare. */

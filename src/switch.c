@@ -93,6 +93,7 @@ void grb__end_old(const struct grb_config *cfg, struct grb_buf *buf,
 	uint64_t used = grb__subbuf_offset(buf, old);
 
 	grb__set_close(buf, old - 1, used, ts);
+	GRB_HOOK(GRB_HOOK_END_OLD);
 	grb__commit_bytes(cfg, buf, old - 1, buf->subbuf_size - used);
 }
 
@@ -174,11 +175,13 @@ int grb__reserve_slow(const struct grb_config *cfg, struct grb_buf *buf,
 			begin += hdr;
 		}
 		end = begin + size;
+		GRB_HOOK(GRB_HOOK_SLOW_CHECKED);
 		/* Same pairing as the fast path's CAS. */
 		if (grb_cas_acq_rel(&shm->offset, &old, end))
 			break;
 	}
 	grb__save_timestamp(cfg, buf, ctx->timestamp);
+	GRB_HOOK(GRB_HOOK_RESERVE_DONE);
 	if (old_end)
 		grb__end_old(cfg, buf, old, ctx->timestamp);
 	if (cfg->mode == GRB_MODE_OVERWRITE)
@@ -234,6 +237,7 @@ int grb_buf_flush(struct grb_buf *buf, enum grb_flush how)
 			}
 			next = old + buf->subbuf_size;
 		}
+		GRB_HOOK(GRB_HOOK_FLUSH_LOADED);
 		if (grb_cas_acq_rel(&buf->shm->offset, &old, next))
 			break;
 	}

@@ -16,6 +16,7 @@
 
 #include "grb/align.h"
 #include "grb/impl/compat.h"
+#include "grb/impl/hooks.h"
 #include "grb/impl/layout.h"
 #include "grb/impl/thread.h"
 
@@ -136,6 +137,7 @@ static inline uint64_t grb__overwrite_enter(struct grb_buf *buf, uint64_t last)
 				grb_load_relaxed(&buf->shm->consumed))
 			 >= buf->buf_size))
 		grb__push_reader(buf, last);
+	GRB_HOOK(GRB_HOOK_ENTER_PUSHED);
 	/* Pairs with the release of the reader's swap in src/reader.c. */
 	id = grb_load_acquire(&buf->ids[slot]);
 	if (GRB_UNLIKELY(id & GRB_ID_NOREF))
@@ -178,6 +180,7 @@ static inline int grb_reserve(const struct grb_config *cfg,
 			 ctx->data_size >= buf->subbuf_size || size == 0))
 		return grb__reserve_slow(cfg, buf, ctx);
 	o_end = o_begin + size;
+	GRB_HOOK(GRB_HOOK_RESERVE_LOADED);
 	/*
 	 * acq_rel: acquire pairs with the release of the CAS (or reader
 	 * store) that made this sub-buffer writable, through the release
@@ -186,6 +189,7 @@ static inline int grb_reserve(const struct grb_config *cfg,
 	if (GRB_UNLIKELY(!grb_cas_acq_rel(&buf->shm->offset, &o_begin, o_end)))
 		return grb__reserve_slow(cfg, buf, ctx);
 	grb__save_timestamp(cfg, buf, ts);
+	GRB_HOOK(GRB_HOOK_RESERVE_DONE);
 	if (cfg->mode == GRB_MODE_OVERWRITE)
 		phys = grb__overwrite_enter(buf, o_end - 1);
 	else
@@ -249,6 +253,7 @@ static inline void grb_commit(const struct grb_config *cfg,
 	uint64_t cc;
 
 	assert(ctx->wptr <= ctx->wend);
+	GRB_HOOK(GRB_HOOK_COMMIT_BEFORE);
 	/*
 	 * Release publishes the record; acquire lets the thread that
 	 * completes the sub-buffer see every other committer's data before
@@ -257,6 +262,7 @@ static inline void grb_commit(const struct grb_config *cfg,
 	 */
 	cc = grb_fetch_add_acq_rel(&buf->hot[grb__slot(buf, last)].cc, add)
 		+ add;
+	GRB_HOOK(GRB_HOOK_COMMIT_AFTER);
 	if (GRB_UNLIKELY(grb__cc_complete(buf, cc, last)))
 		grb__deliver(cfg, buf, cc, last);
 	grb__nesting_exit();
