@@ -216,9 +216,8 @@ int grb_channel_finalize(struct grb_channel *chan)
 		grb_buf_flush(&chan->bufs[i], GRB_FLUSH_ACTIVE);
 		/* Release: the flush above is visible to a reader that sees
 		 * the bit; pairs with the acquire in the reader's drained(). */
-		atomic_fetch_or_explicit(&chan->bufs[i].shm->blocked,
-					 GRB_BLOCKED_FINALIZED,
-					 memory_order_release);
+		grb_fetch_or_release(&chan->bufs[i].shm->blocked,
+				     GRB_BLOCKED_FINALIZED);
 		if (chan->cfg->cb.buffer_finalize)
 			chan->cfg->cb.buffer_finalize(&chan->bufs[i], chan->priv,
 						      chan->bufs[i].cpu);
@@ -309,15 +308,16 @@ int grb_buf_get_stats(const struct grb_buf *buf, struct grb_buf_stats *st)
 	if (!buf || !st)
 		return -EINVAL;
 	shm = buf->shm;
-	delivered = grb_load_acquire(&shm->records_delivered);
+	delivered = grb_load_relaxed(&shm->records_delivered);
 	/*
 	 * Records committed in laps not delivered yet: the record half of
 	 * the counter's growth since the last delivery (see layout.h).
-	 * cc_sb is read first, so cc (read after) is never behind it.
+	 * cc_sb is read first, with acquire: it pairs with the release
+	 * store in grb__deliver(), so cc (read after) is never behind it.
 	 */
 	for (i = 0; i < shm->num_subbuf; i++) {
 		cc_sb = grb_load_acquire(&buf->cold[i].cc_sb);
-		pending += (grb_load_acquire(&buf->hot[i].cc) - cc_sb) >> 32;
+		pending += (grb_load_relaxed(&buf->hot[i].cc) - cc_sb) >> 32;
 	}
 	st->written = delivered + pending;
 	st->read = grb_load_relaxed(&shm->records_read);

@@ -26,7 +26,9 @@ void grb__deliver(const struct grb_config *cfg, struct grb_buf *buf,
 	struct grb_subbuf_meta *meta;
 
 	/* Written by the previous delivery of this slot, which happened
-	 * before the lap we deliver could open. */
+	 * before the lap we deliver could open; the acquire pairs with that
+	 * delivery's release store (the chain through the position word
+	 * already orders it, this keeps the reason local). */
 	prev = grb_load_acquire(&cold->cc_sb);
 	/* A lap adds exactly subbuf_size bytes; the rest is records. */
 	records = (cc - prev - buf->subbuf_size) >> 32;
@@ -78,6 +80,7 @@ void grb__deliver(const struct grb_config *cfg, struct grb_buf *buf,
 void grb__push_reader(struct grb_buf *buf, uint64_t pos)
 {
 	struct grb_buf_shm *shm = buf->shm;
+	/* Pairs with the release of the claim or push CAS that set it. */
 	uint64_t c = grb_load_acquire(&shm->consumed);
 	uint64_t records;
 
@@ -105,6 +108,7 @@ void grb__push_reader(struct grb_buf *buf, uint64_t pos)
  */
 uint64_t grb__clear_noref(struct grb_buf *buf, uint64_t slot)
 {
+	/* Pairs with the release of the reader's swap (src/reader.c). */
 	uint64_t id = grb_load_acquire(&buf->ids[slot]);
 
 	/* acq_rel: acquire pairs with the reader's swap (its reads of the

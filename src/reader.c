@@ -45,6 +45,7 @@ int grb_reader_release(struct grb_buf *buf)
 		grb_reader_put_next(buf);
 	else if (buf->shm->held == GRB_HELD_POS)
 		grb_reader_put_subbuf(buf);
+	/* Pairs with the acquire CAS in grb_reader_open(). */
 	grb_store_release(&buf->shm->active_readers, 0);
 	return 0;
 }
@@ -70,6 +71,8 @@ int grb_reader_snapshot(struct grb_buf *buf, uint64_t *consumed,
 		return ret;
 	if (!consumed || !produced)
 		return -EINVAL;
+	/* Finalized bit first (pairs with grb_channel_finalize()), then the
+	 * positions, each pairing with the CAS or store that moved it. */
 	fin = grb_load_acquire(&buf->shm->blocked) & GRB_BLOCKED_FINALIZED;
 	c = grb_load_acquire(&buf->shm->consumed);
 	p = grb__subbuf_trunc(buf, grb_load_acquire(&buf->shm->offset));
@@ -136,6 +139,7 @@ static int get_next_overwrite(struct grb_buf *buf)
 	int i;
 
 	for (i = 0; i < GRB_READER_RETRIES; i++) {
+		/* Pairs with a writer's push CAS (release). */
 		c = grb_load_acquire(&shm->consumed);
 		GRB_HOOK(GRB_HOOK_GET_DELIVERED);
 		if (!is_delivered(buf, c) ||
@@ -148,7 +152,8 @@ static int get_next_overwrite(struct grb_buf *buf)
 		shm->reader_id = (uint64_t)phys;
 		GRB_HOOK(GRB_HOOK_GET_SWAPPED);
 		/* Claim: the same CAS writers use to push the reader, so the
-		 * records are counted either read here or overwritten there. */
+		 * records are counted either read here or overwritten there;
+		 * acq_rel pairs with the pushes' acq_rel CAS. */
 		expected = c;
 		if (!grb_cas_acq_rel(&shm->consumed, &expected,
 				     c + buf->subbuf_size))
@@ -218,6 +223,7 @@ int grb_reader_get_subbuf(struct grb_buf *buf, uint64_t pos)
 		return -EINVAL;
 	if (shm->held != GRB_HELD_NONE)
 		return -EBUSY;
+	/* Both pair with the CAS that moved the position (release). */
 	c = grb_load_acquire(&shm->consumed);
 	if ((int64_t)(pos - c) < 0)
 		return -ESTALE;
@@ -232,6 +238,8 @@ int grb_reader_get_subbuf(struct grb_buf *buf, uint64_t pos)
 	}
 	GRB_HOOK(GRB_HOOK_GET_DELIVERED);
 	phys = swap_in(buf, pos);
+	/* A failed swap: pushed past (consumed, acquire as above) or not
+	 * delivered yet. */
 	if (phys < 0)
 		return (int64_t)(pos - grb_load_acquire(&shm->consumed)) < 0 ?
 			-ESTALE : -EAGAIN;

@@ -166,7 +166,9 @@ int grb__reserve_slow(const struct grb_config *cfg, struct grb_buf *buf,
 			ret = grb__subbuf_free(cfg, buf, begin);
 			if (ret) {
 				/* Our view may be old: other writers may have
-				 * moved on and freed the sub-buffer since. */
+				 * moved on and freed the sub-buffer since.  The
+				 * acquire pairs with their CAS, so the retry
+				 * sees what they saw. */
 				if (grb_load_acquire(&shm->offset) != old)
 					continue;
 				count_loss(shm, ret);
@@ -231,6 +233,8 @@ int grb_buf_flush(struct grb_buf *buf, enum grb_flush how)
 			/* A flush is not a record: no loss is counted. */
 			ret = grb__subbuf_free(cfg, buf, old);
 			if (ret) {
+				/* As in grb__reserve_slow(): pairs with the
+				 * CAS that moved the position. */
 				if (grb_load_acquire(&buf->shm->offset) != old)
 					continue;
 				return ret;
@@ -238,6 +242,7 @@ int grb_buf_flush(struct grb_buf *buf, enum grb_flush how)
 			next = old + buf->subbuf_size;
 		}
 		GRB_HOOK(GRB_HOOK_FLUSH_LOADED);
+		/* Same pairing as the reserve CAS. */
 		if (grb_cas_acq_rel(&buf->shm->offset, &old, next))
 			break;
 	}

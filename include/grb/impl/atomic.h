@@ -69,6 +69,11 @@ static inline uint64_t grb_fetch_or_relaxed(grb_atomic_u64 *p, uint64_t v)
 	return atomic_fetch_or_explicit(p, v, memory_order_relaxed);
 }
 
+static inline uint64_t grb_fetch_or_release(grb_atomic_u64 *p, uint64_t v)
+{
+	return atomic_fetch_or_explicit(p, v, memory_order_release);
+}
+
 static inline uint64_t grb_fetch_and_relaxed(grb_atomic_u64 *p, uint64_t v)
 {
 	return atomic_fetch_and_explicit(p, v, memory_order_relaxed);
