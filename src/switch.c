@@ -203,6 +203,7 @@ int grb__reserve_slow(const struct grb_config *cfg, struct grb_buf *buf,
 		grb__subbuf_offset(buf, begin) + pre;
 	ctx->wend = buf->data + (phys << buf->subbuf_order) +
 		grb__subbuf_offset(buf, begin) + size;
+	grb__ctx_commit_target(buf, ctx, begin);
 	return 0;
 fail:
 	grb__nesting_exit();

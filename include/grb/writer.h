@@ -47,10 +47,27 @@ struct grb_ctx {
 	size_t slot_size;          /* out: end - pre_offset */
 	char *wptr;                /* out: write cursor (record header) */
 	char *wend;                /* out: end of the slot in memory */
+	grb_atomic_u64 *cc;        /* out: commit counter of the slot */
+	uint64_t cc_done;          /* out: its byte total when complete */
 };
 
 #define GRB_CTX_INIT(size, align) \
-	{ (size), (align), NULL, NULL, 0, 0, 0, 0, 0, 0, NULL, NULL }
+	{ (size), (align), NULL, NULL, 0, 0, 0, 0, 0, 0, NULL, NULL, NULL, 0 }
+
+/**
+ * grb_ctx_init - set a context's inputs (the outputs are left for
+ * grb_reserve() to fill, which spares the fast path zeroing them).
+ * @ctx: context on the writer's stack.
+ * @data_size: payload bytes.
+ * @largest_align: payload alignment, a power of two (1 for none).
+ */
+static inline void grb_ctx_init(struct grb_ctx *ctx, size_t data_size,
+				size_t largest_align)
+{
+	ctx->data_size = data_size;
+	ctx->largest_align = largest_align;
+	ctx->client_priv = NULL;
+}
 
 /**
  * grb_reserve - reserve a slot for one record.

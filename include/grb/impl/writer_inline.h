@@ -145,6 +145,14 @@ static inline uint64_t grb__overwrite_enter(struct grb_buf *buf, uint64_t last)
 	return id & GRB_ID_INDEX_MASK;
 }
 
+/* What grb_commit() adds to and compares with, for the slot holding pos. */
+static inline void grb__ctx_commit_target(const struct grb_buf *buf,
+					  struct grb_ctx *ctx, uint64_t pos)
+{
+	ctx->cc = &buf->hot[grb__slot(buf, pos)].cc;
+	ctx->cc_done = grb__lap_bytes(buf, pos) + buf->subbuf_size;
+}
+
 static inline int grb_reserve(const struct grb_config *cfg,
 			      struct grb_channel *chan, struct grb_ctx *ctx)
 {
@@ -200,6 +208,7 @@ static inline int grb_reserve(const struct grb_config *cfg,
 	ctx->slot_size = size;
 	ctx->wptr = base + pre;
 	ctx->wend = base + size;
+	grb__ctx_commit_target(buf, ctx, o_begin);
 	return 0;
 }
 
@@ -247,8 +256,6 @@ static inline void grb_ctx_align(const struct grb_config *cfg,
 static inline void grb_commit(const struct grb_config *cfg,
 			      struct grb_ctx *ctx)
 {
-	struct grb_buf *buf = ctx->buf;
-	uint64_t last = ctx->end - 1;
 	uint64_t add = ctx->slot_size + GRB_CC_RECORD;
 	uint64_t cc;
 
@@ -260,11 +267,11 @@ static inline void grb_commit(const struct grb_config *cfg,
 	 * it runs buffer_end.  Pairs with the acquire loads of cc_sb in the
 	 * reader and in the reserve slow path, through grb__deliver().
 	 */
-	cc = grb_fetch_add_acq_rel(&buf->hot[grb__slot(buf, last)].cc, add)
-		+ add;
+	cc = grb_fetch_add_acq_rel(ctx->cc, add) + add;
 	GRB_HOOK(GRB_HOOK_COMMIT_AFTER);
-	if (GRB_UNLIKELY(grb__cc_complete(buf, cc, last)))
-		grb__deliver(cfg, buf, cc, last);
+	/* Same test as grb__cc_complete(), with its operands from reserve. */
+	if (GRB_UNLIKELY(((cc - ctx->cc_done) & GRB_CC_BYTES_MASK) == 0))
+		grb__deliver(cfg, ctx->buf, cc, ctx->end - 1);
 	grb__nesting_exit();
 }
 
