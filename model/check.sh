@@ -11,6 +11,8 @@ here=$(cd "$(dirname "$0")" && pwd)
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 command -v spin >/dev/null || { echo "model: spin is not installed"; exit 1; }
+# The model-to-code table in docs/design.md must name the code as it is.
+python3 "$here/maptable.py" --check
 
 checks=(
   "overwrite           pass safety   -DOVERWRITE=1"
