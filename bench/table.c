@@ -1,0 +1,308 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * bench/table.c - the terminal table, laid out like the 2010 cover
+ * letter's: overwrite mode per sub-buffer size, discard-mode counts,
+ * scalability per thread count, then instruction counts.  Every cell is
+ * "median [min-max]" over the runs.
+ */
+#include <math.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "bench.h"
+#include "machine.h"
+#include "report.h"
+#include "util.h"
+
+#define LABEL_W 44
+#define CELL_W  22
+
+static FILE *out;   /* where bench_table_print() writes */
+
+/* "25.1 [24.9-26.0]" for the row with key fmt..., or "-". */
+static const char *cell(char *buf, size_t cap, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+
+static const char *cell(char *buf, size_t cap, const char *fmt, ...)
+{
+	const struct bench_row *r;
+	char key[64];
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(key, sizeof(key), fmt, ap);
+	va_end(ap);
+	r = report_find("%s", key);
+	if (!r || isnan(r->value))
+		snprintf(buf, cap, "-");
+	else if (r->runs > 1)
+		snprintf(buf, cap, "%.1f [%.1f-%.1f]", r->value, r->min,
+			 r->max);
+	else
+		snprintf(buf, cap, "%.1f", r->value);
+	return buf;
+}
+
+/* Entries per second as "4.12 M/s [3.9-4.3]". */
+static const char *rate_cell(char *buf, size_t cap, const char *key)
+{
+	const struct bench_row *r = report_find("%s", key);
+
+	if (!r || isnan(r->value))
+		snprintf(buf, cap, "-");
+	else if (r->runs > 1)
+		snprintf(buf, cap, "%.2fM/s [%.2f-%.2f]", r->value / 1e6,
+			 r->min / 1e6, r->max / 1e6);
+	else
+		snprintf(buf, cap, "%.2fM/s", r->value / 1e6);
+	return buf;
+}
+
+static void overwrite_line(const struct bench_opts *o, const char *label,
+			   const char *id, const char *suffix)
+{
+	char c[BENCH_NR_SUBBUFS][64];
+	int s;
+
+	for (s = 0; s < BENCH_NR_SUBBUFS; s++)
+		cell(c[s], sizeof(c[s]), "ow/%s/%zu/%s", id, o->subbufs[s],
+		     suffix);
+	if (!strcmp(c[0], "-") && !strcmp(c[1], "-") && !strcmp(c[2], "-"))
+		return;
+	fprintf(out, "  %-*s %-*s %-*s %s\n", LABEL_W, label, CELL_W, c[0], CELL_W,
+	       c[1], c[2]);
+}
+
+static void rate_line(const struct bench_opts *o, const char *id)
+{
+	char c[BENCH_NR_SUBBUFS][64], key[64];
+	int s;
+
+	for (s = 0; s < BENCH_NR_SUBBUFS; s++) {
+		snprintf(key, sizeof(key), "ow/%s/%zu/reader/rate", id,
+			 o->subbufs[s]);
+		rate_cell(c[s], sizeof(c[s]), key);
+	}
+	if (!strcmp(c[0], "-") && !strcmp(c[1], "-") && !strcmp(c[2], "-"))
+		return;
+	fprintf(out, "  %-*s %-*s %-*s %s\n", LABEL_W, "    reader read", CELL_W,
+	       c[0], CELL_W, c[1], c[2]);
+}
+
+static void single_line(const char *label, const char *key)
+{
+	char c[64];
+
+	cell(c, sizeof(c), "%s", key);
+	if (strcmp(c, "-"))
+		fprintf(out, "  %-*s %s\n", LABEL_W, label, c);
+}
+
+static void section_overwrite(const struct bench_opts *o)
+{
+	char h[BENCH_NR_SUBBUFS][32], sz[16];
+	int s;
+
+	for (s = 0; s < BENCH_NR_SUBBUFS; s++)
+		snprintf(h[s], sizeof(h[s]), "%s sub-buffers",
+			 bench_size_str(o->subbufs[s], sz, sizeof(sz)));
+	fprintf(out, "\n1. Overwrite (flight recorder) mode, 1 writer, ns/entry\n");
+	fprintf(out, "  %-*s %-*s %-*s %s\n", LABEL_W, "", CELL_W, h[0], CELL_W,
+	       h[1], h[2]);
+	overwrite_line(o, "grb, ts=clock_gettime, no reader", "grb-mono",
+		       "alone");
+	overwrite_line(o, "grb, ts=rdtscp, no reader", "grb-tsc", "alone");
+	overwrite_line(o, "grb, no timestamp, no reader", "grb-nots", "alone");
+	overwrite_line(o, "grb, ts=clock_gettime, reader", "grb-mono",
+		       "reader");
+	rate_line(o, "grb-mono");
+	overwrite_line(o, "lttng-ust, snapshot session (no reader)", "lttng",
+		       "alone");
+	overwrite_line(o, "lttng-ust, consumer daemon reading", "lttng",
+		       "reader");
+	rate_line(o, "lttng");
+	fprintf(out, "  %-*s (1 MiB, no sub-buffers)\n", LABEL_W,
+	       "plain queues, writer drops the oldest:");
+	single_line("ck_ring SPSC, ts=clock_gettime",
+		    "ow/ckring-mono/0/alone");
+	single_line("ck_ring SPSC, no timestamp", "ow/ckring-nots/0/alone");
+	single_line("mutex ring, ts=clock_gettime", "ow/mutex-mono/0/alone");
+	single_line("mutex ring, no timestamp", "ow/mutex-nots/0/alone");
+	fprintf(out, "  %-*s (ns/record)\n", LABEL_W, "floor, 1 MiB array:");
+	single_line("clock_gettime(MONOTONIC) + 16-byte store", "floor/mono");
+	single_line("rdtsc + 16-byte store", "floor/rdtsc");
+	single_line("rdtscp + 16-byte store", "floor/rdtscp");
+	single_line("lock cmpxchg + 16-byte store", "floor/cas");
+	single_line("16-byte store alone", "floor/store");
+}
+
+static double val(const char *fmt, const char *id, const char *metric)
+{
+	const struct bench_row *r = report_find(fmt, id, metric);
+
+	return r ? r->value : NAN;
+}
+
+static void discard_block(const char *label, const char *id)
+{
+	char a[64], b[64], c[64], d[64], key[64];
+	double written = val("dc/%s/%s", id, "written"),
+	       lost = val("dc/%s/%s", id, "lost"),
+	       read = val("dc/%s/%s", id, "read"),
+	       att = val("dc/%s/%s", id, "attempts"),
+	       check = val("dc/%s/%s", id, "check");
+
+	if (isnan(att))
+		return;
+	fprintf(out, "  %-12s written %-12.0f lost %-12.0f read %-12.0f %s\n", label,
+	       written, lost, read, check == 0 ?
+	       "(written + lost = attempts, read = written)" :
+	       "(COUNTS DO NOT ADD UP)");
+	snprintf(key, sizeof(key), "dc/%s/reader_rate", id);
+	fprintf(out, "  %-12s ns/call %s  ns/written %s  ns/discarded %s  "
+	       "reader %s\n", "",
+	       cell(a, sizeof(a), "dc/%s/ns_per_call", id),
+	       cell(b, sizeof(b), "dc/%s/ns_per_written", id),
+	       cell(c, sizeof(c), "dc/%s/ns_per_discarded", id),
+	       rate_cell(d, sizeof(d), key));
+}
+
+static void section_discard(const struct bench_opts *o)
+{
+	char sz[16];
+
+	fprintf(out, "\n2. Discard mode, reader on another CPU, %s sub-buffers, "
+		"%d runs x %llu write attempts (counts summed)\n",
+		bench_size_str(BENCH_DISCARD_SUBBUF, sz, sizeof(sz)), o->runs,
+		(unsigned long long)o->n_discard);
+	fprintf(out, "  reader polling every %u us (LTTng-UST: its consumer "
+		"daemon)\n", o->poll_us);
+	discard_block("grb", "grb");
+	discard_block("lttng-ust", "lttng");
+	discard_block("ck_ring", "ckring");
+	discard_block("mutex ring", "mutex");
+	fprintf(out, "  reader polling every %u ms, slower than the writer "
+		"fills 1 MiB: records must be lost, and counted\n",
+		o->poll_us_slow / 1000);
+	discard_block("grb", "grb-slow");
+	discard_block("ck_ring", "ckring-slow");
+	discard_block("mutex ring", "mutex-slow");
+}
+
+static void scale_line(const struct bench_opts *o, const char *label,
+		       const char *id)
+{
+	char c[BENCH_MAX_THREADS][64];
+	int t, any = 0;
+
+	for (t = 0; t < BENCH_MAX_THREADS; t++) {
+		cell(c[t], sizeof(c[t]), "sc/%s/%d", id, o->threads[t]);
+		any |= strcmp(c[t], "-") != 0;
+	}
+	if (any)
+		fprintf(out, "  %-*s %-*s %-*s %-*s %s\n", LABEL_W, label, CELL_W,
+		       c[0], CELL_W, c[1], CELL_W, c[2], c[3]);
+}
+
+static void section_scale(const struct bench_opts *o)
+{
+	char h[BENCH_MAX_THREADS][40], sz[16];
+	int t;
+
+	for (t = 0; t < BENCH_MAX_THREADS; t++)
+		snprintf(h[t], sizeof(h[t]), "%d thread%s%s", o->threads[t],
+			 o->threads[t] > 1 ? "s" : "",
+			 o->threads[t] > bench_nr_cpus() ? " (>CPUs)" : "");
+	fprintf(out, "\n3. Scalability: CPU time per record (ns), overwrite, %s "
+	       "sub-buffers, no reader\n",
+	       bench_size_str(BENCH_SCALE_SUBBUF, sz, sizeof(sz)));
+	fprintf(out, "  %-*s %-*s %-*s %-*s %s\n", LABEL_W, "", CELL_W, h[0],
+	       CELL_W, h[1], CELL_W, h[2], h[3]);
+	scale_line(o, "grb, ts=clock_gettime", "grb-mono");
+	scale_line(o, "grb, no timestamp", "grb-nots");
+	scale_line(o, "lttng-ust, snapshot session", "lttng");
+	scale_line(o, "ck_ring SPSC per writer, ts=clock_gettime",
+		   "ckring-mono");
+	scale_line(o, "ck_ring SPSC per writer, no timestamp", "ckring-nots");
+	scale_line(o, "mutex ring shared, ts=clock_gettime", "mutex-mono");
+	scale_line(o, "mutex ring shared, no timestamp", "mutex-nots");
+	if (o->threads[BENCH_MAX_THREADS - 1] > bench_nr_cpus())
+		fprintf(out, "  (>CPUs: more writer threads than the %d CPUs the "
+		       "benchmark runs on; they time-share)\n",
+		       bench_nr_cpus());
+}
+
+static void section_instr(const struct bench_opts *o)
+{
+	static const struct {
+		const char *what, *label;
+	} l[] = {
+		{ "grb-nots", "grb, no timestamp" },
+		{ "grb-tsc", "grb, ts=rdtscp" },
+		{ "grb-mono", "grb, ts=clock_gettime" },
+		{ "floor-rdtscp", "floor: rdtscp + 16-byte store" },
+		{ "floor-mono", "floor: clock_gettime + 16-byte store" },
+		{ "floor-cas", "floor: lock cmpxchg + 16-byte store" },
+	};
+	size_t i;
+	int any = 0;
+
+	for (i = 0; i < sizeof(l) / sizeof(l[0]); i++) {
+		const struct bench_row *r = report_find("ir/%s", l[i].what);
+		const struct bench_row *fb =
+			report_find("ir/%s/cpu_fallback", l[i].what);
+
+		if (!r)
+			continue;
+		if (!any)
+			fprintf(out, "\n4. Instructions per record (callgrind, %llu "
+			       "records; under valgrind there is no rseq, so "
+			       "grb's CPU id falls back to sched_getcpu())\n",
+			       (unsigned long long)o->n_instr);
+		any = 1;
+		if (fb)
+			fprintf(out, "  %-*s %6.1f   (CPU-id fallback %.1f; %.1f "
+			       "without it)\n", LABEL_W, l[i].label, r->value,
+			       fb->value, r->value - fb->value);
+		else
+			fprintf(out, "  %-*s %6.1f\n", LABEL_W, l[i].label, r->value);
+	}
+}
+
+void bench_table_print(FILE *f, const struct bench_opts *o,
+		       const struct bench_machine *m)
+{
+	size_t i;
+	int c;
+
+	out = f;
+	fprintf(out, "grb-bench  %s\n", m->date);
+	fprintf(out, "machine    %s (%s MHz), %d CPUs online, %d used; kernel %s; "
+	       "clocksource %s\n", m->cpu_model, m->cpu_mhz, m->cpus_online,
+	       m->cpus_allowed, m->kernel, m->clocksource);
+	fprintf(out, "build      %s\n", m->compiler);
+	fprintf(out, "run        %s: median [min-max] of %d runs; %llu records "
+	       "per single-writer run; payload 4 bytes (the writer's CPU "
+	       "id); 1 MiB per CPU\n", o->quick ? "--quick" : "default",
+	       o->runs, (unsigned long long)o->n_single);
+	fprintf(out, "placement  writer i on CPU i mod %d (CPUs", bench_nr_cpus());
+	for (c = 0; c < bench_nr_cpus() && c < 8; c++)
+		fprintf(out, " %d", bench_cpu_for_writer(c));
+	fprintf(out, "), reader on CPU %d, for every system; each write is one "
+	       "out-of-line call through a function pointer\n",
+	       bench_cpu_for_reader());
+	section_overwrite(o);
+	section_discard(o);
+	section_scale(o);
+	section_instr(o);
+	bench_targets_print(out);
+	for (i = 0; i < report_nr_skips(); i++) {
+		const char *what, *why;
+
+		report_skip_at(i, &what, &why);
+		if (i == 0)
+			fprintf(out, "\nNot measured\n");
+		fprintf(out, "  %s: skipped: %s\n", what, why);
+	}
+}
