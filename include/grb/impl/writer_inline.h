@@ -24,6 +24,13 @@
 extern "C" {
 #endif
 
+/*
+ * The entry points are always inlined: the whole point is that the
+ * caller's constant configuration folds into them, and GCC 12 at -O2
+ * otherwise keeps one out-of-line copy that reads the configuration at
+ * run time (measured by bench/, section 4).
+ */
+
 /* Position arithmetic; every size is a power of two. */
 static inline uint64_t grb__subbuf_offset(const struct grb_buf *b, uint64_t o)
 {
@@ -63,7 +70,7 @@ uint64_t grb__clear_noref(struct grb_buf *buf, uint64_t slot);
 void grb__deliver(const struct grb_config *cfg, struct grb_buf *buf,
 		  uint64_t cc, uint64_t pos);
 
-static inline struct grb_buf *grb__pick_buf(const struct grb_config *cfg,
+static GRB_ALWAYS_INLINE struct grb_buf *grb__pick_buf(const struct grb_config *cfg,
 					    struct grb_channel *chan, int *cpu)
 {
 	int c = 0;
@@ -79,7 +86,7 @@ static inline struct grb_buf *grb__pick_buf(const struct grb_config *cfg,
 }
 
 /* Timestamp for a reservation; sets GRB_RFLAG_FULL_TIMESTAMP as needed. */
-static inline uint64_t grb__timestamp(const struct grb_config *cfg,
+static GRB_ALWAYS_INLINE uint64_t grb__timestamp(const struct grb_config *cfg,
 				      const struct grb_buf *buf,
 				      unsigned int *rflags)
 {
@@ -95,7 +102,7 @@ static inline uint64_t grb__timestamp(const struct grb_config *cfg,
 	return ts;
 }
 
-static inline void grb__save_timestamp(const struct grb_config *cfg,
+static GRB_ALWAYS_INLINE void grb__save_timestamp(const struct grb_config *cfg,
 				       struct grb_buf *buf, uint64_t ts)
 {
 	/*
@@ -107,7 +114,7 @@ static inline void grb__save_timestamp(const struct grb_config *cfg,
 }
 
 /* Slot bytes for a record whose slot starts at sub-buffer offset off. */
-static inline size_t grb__slot_size(const struct grb_config *cfg, size_t off,
+static GRB_ALWAYS_INLINE size_t grb__slot_size(const struct grb_config *cfg, size_t off,
 				    const struct grb_ctx *ctx, size_t *pre)
 {
 	size_t hdr = 0;
@@ -127,7 +134,7 @@ static inline size_t grb__slot_size(const struct grb_config *cfg, size_t off,
  * record is the first of its sub-buffer to get here.
  * Return: the physical sub-buffer to write to.
  */
-static inline uint64_t grb__overwrite_enter(struct grb_buf *buf, uint64_t last)
+static GRB_ALWAYS_INLINE uint64_t grb__overwrite_enter(struct grb_buf *buf, uint64_t last)
 {
 	uint64_t slot = grb__slot(buf, last);
 	uint64_t id;
@@ -146,14 +153,14 @@ static inline uint64_t grb__overwrite_enter(struct grb_buf *buf, uint64_t last)
 }
 
 /* What grb_commit() adds to and compares with, for the slot holding pos. */
-static inline void grb__ctx_commit_target(const struct grb_buf *buf,
+static GRB_ALWAYS_INLINE void grb__ctx_commit_target(const struct grb_buf *buf,
 					  struct grb_ctx *ctx, uint64_t pos)
 {
 	ctx->cc = &buf->hot[grb__slot(buf, pos)].cc;
 	ctx->cc_done = grb__lap_bytes(buf, pos) + buf->subbuf_size;
 }
 
-static inline int grb_reserve(const struct grb_config *cfg,
+static GRB_ALWAYS_INLINE int grb_reserve(const struct grb_config *cfg,
 			      struct grb_channel *chan, struct grb_ctx *ctx)
 {
 	struct grb_buf *buf;
@@ -212,7 +219,7 @@ static inline int grb_reserve(const struct grb_config *cfg,
 	return 0;
 }
 
-static inline void grb_write(const struct grb_config *cfg,
+static GRB_ALWAYS_INLINE void grb_write(const struct grb_config *cfg,
 			     struct grb_ctx *ctx, const void *src, size_t len)
 {
 	(void)cfg;
@@ -221,7 +228,7 @@ static inline void grb_write(const struct grb_config *cfg,
 	ctx->wptr += len;
 }
 
-static inline void grb_write_fill(const struct grb_config *cfg,
+static GRB_ALWAYS_INLINE void grb_write_fill(const struct grb_config *cfg,
 				  struct grb_ctx *ctx, int c, size_t len)
 {
 	(void)cfg;
@@ -230,7 +237,7 @@ static inline void grb_write_fill(const struct grb_config *cfg,
 	ctx->wptr += len;
 }
 
-static inline void grb_write_str(const struct grb_config *cfg,
+static GRB_ALWAYS_INLINE void grb_write_str(const struct grb_config *cfg,
 				 struct grb_ctx *ctx, const char *s, size_t len)
 {
 	size_t n = 0;
@@ -243,7 +250,7 @@ static inline void grb_write_str(const struct grb_config *cfg,
 	grb_write_fill(cfg, ctx, 0, len - n);
 }
 
-static inline void grb_ctx_align(const struct grb_config *cfg,
+static GRB_ALWAYS_INLINE void grb_ctx_align(const struct grb_config *cfg,
 				 struct grb_ctx *ctx, size_t align)
 {
 	(void)cfg;
@@ -253,7 +260,7 @@ static inline void grb_ctx_align(const struct grb_config *cfg,
 	assert(ctx->wptr <= ctx->wend);
 }
 
-static inline void grb_commit(const struct grb_config *cfg,
+static GRB_ALWAYS_INLINE void grb_commit(const struct grb_config *cfg,
 			      struct grb_ctx *ctx)
 {
 	uint64_t add = ctx->slot_size + GRB_CC_RECORD;
@@ -275,7 +282,7 @@ static inline void grb_commit(const struct grb_config *cfg,
 	grb__nesting_exit();
 }
 
-static inline int grb_try_discard_reserve(const struct grb_config *cfg,
+static GRB_ALWAYS_INLINE int grb_try_discard_reserve(const struct grb_config *cfg,
 					  struct grb_ctx *ctx)
 {
 	struct grb_buf *buf = ctx->buf;
