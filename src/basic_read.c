@@ -110,6 +110,12 @@ static int basic_read(struct grb_basic *b, unsigned int cpu,
 		cur->next = rec.next;
 		cur->consumed++;
 		cur->taken++;
+		/* Give a finished sub-buffer back now: in discard mode an idle
+		 * reader would otherwise keep writers out of it. */
+		if (cur->next >= cur->data_size) {
+			grb_reader_put_next(buf);
+			cur->held = 0;
+		}
 	}
 	return 0;
 }

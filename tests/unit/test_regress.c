@@ -7,12 +7,16 @@
  *    wanted had since been delivered by a nested writer;
  *  - a zero-byte slot (no record header, empty payload) committed after its
  *    sub-buffer was delivered and delivered it a second time;
- *  - grb_reader_read() passed NULL to memcpy() for an empty copy.
+ *  - grb_reader_read() passed NULL to memcpy() for an empty copy;
+ *  - the basic client kept a fully consumed sub-buffer until the next
+ *    consume call, so in discard mode an idle reader held writers out of
+ *    it.
  */
 #include <errno.h>
 #include <stdio.h>
 
 #include "check.h"
+#include "grb/basic.h"
 #include "grb/grb.h"
 
 static int arm;                 /* run the nested writer on the arm-th clock read */
@@ -119,10 +123,34 @@ static void test_zero_slot(void)
 	grb_channel_destroy(chan);
 }
 
+static void test_basic_idle_reader(void)
+{
+	struct grb_basic_attr attr = { "idle", 4096, 2, GRB_ALLOC_PER_CHANNEL,
+				       GRB_MODE_DISCARD, 1 };
+	struct grb_basic_event ev;
+	struct grb_basic *b;
+	char rec[16] = "0123456789abcde", dst[16];
+	int first = 0, second = 0, i;
+
+	CHECK_EQ(grb_basic_create(&attr, &b), 0);
+	while (grb_basic_write(b, rec, sizeof(rec)) == 0)
+		first++;
+	CHECK(first > 2);
+	CHECK_EQ(grb_basic_flush(b), 0);
+	/* Consume exactly what was written, then stop calling. */
+	for (i = 0; i < first; i++)
+		CHECK_EQ(grb_basic_consume(b, 0, &ev, dst, sizeof(dst)), 0);
+	while (grb_basic_write(b, rec, sizeof(rec)) == 0)
+		second++;
+	CHECK_EQ(second, first);
+	grb_basic_destroy(b);
+}
+
 int main(void)
 {
 	test_stale_position();
 	test_zero_slot();
+	test_basic_idle_reader();
 	printf("test_regress: passed\n");
 	return 0;
 }
