@@ -349,13 +349,8 @@ static void row_common(struct bench_row *row, const char *section,
 		       const char *name, const char *unit, uint64_t subbuf,
 		       int threads, int reader)
 {
-	snprintf(row->section, sizeof(row->section), "%s", section);
-	snprintf(row->system, sizeof(row->system), "grb");
-	snprintf(row->name, sizeof(row->name), "%s", name);
-	snprintf(row->unit, sizeof(row->unit), "%s", unit);
-	row->subbuf = subbuf;
-	row->threads = threads;
-	row->reader = reader;
+	report_describe(row, section, "grb", name, unit, subbuf, threads,
+			reader);
 }
 
 /* Section 1, no reader: K runs of n records on a warm channel. */
@@ -512,17 +507,7 @@ static struct bench_row *discard_row(const char *id, unsigned int poll_us,
 static void discard_set(const struct bench_opts *o, const char *id,
 			unsigned int poll_us)
 {
-	static const struct {
-		const char *metric, *unit, *note;
-	} stats[] = {
-		{ "ns_per_call", "ns/call", "every write attempt" },
-		{ "ns_per_written", "ns/entry",
-		  "batches of 256 where every record was written" },
-		{ "ns_per_discarded", "ns/entry",
-		  "batches of 256 where every record was discarded" },
-		{ "reader_rate", "entries/s",
-		  "records read during the writer's run / its wall time" },
-	};
+	const struct report_metric *stats = report_discard_metrics;
 	struct discard_totals t;
 	struct bench_stat st;
 	struct bench_row *row;
@@ -550,7 +535,7 @@ static void discard_set(const struct bench_opts *o, const char *id,
 			  "COUNTS DO NOT ADD UP" :
 			  "writer, grb counters and reader agree");
 	row->value = row->min = row->max = (double)t.mismatch;
-	for (i = 0; i < sizeof(stats) / sizeof(stats[0]); i++) {
+	for (i = 0; i < REPORT_DISCARD_METRICS; i++) {
 		const double *vals = i == 0 ? t.ns_call : i == 1 ?
 				     t.ns_written : i == 2 ? t.ns_lost : t.rate;
 		int n = i == 1 ? t.nw : i == 2 ? t.nl : o->runs;

@@ -373,13 +373,8 @@ static struct bench_row *lt_row(const char *section, const char *name,
 	vsnprintf(key, sizeof(key), fmt, ap);
 	va_end(ap);
 	row = report_add("%s", key);
-	snprintf(row->section, sizeof(row->section), "%s", section);
-	snprintf(row->system, sizeof(row->system), "lttng-ust");
-	snprintf(row->name, sizeof(row->name), "%s", name);
-	snprintf(row->unit, sizeof(row->unit), "%s", unit);
-	row->subbuf = subbuf;
-	row->threads = threads;
-	row->reader = reader;
+	report_describe(row, section, "lttng-ust", name, unit, subbuf,
+			threads, reader);
 	return row;
 }
 

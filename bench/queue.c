@@ -18,12 +18,8 @@ static void row_common(struct bench_row *row, const struct queue_ops *q,
 		       const char *section, const char *name,
 		       const char *unit, int threads, int reader)
 {
-	snprintf(row->section, sizeof(row->section), "%s", section);
-	snprintf(row->system, sizeof(row->system), "%s", q->system);
-	snprintf(row->name, sizeof(row->name), "%s", name);
-	snprintf(row->unit, sizeof(row->unit), "%s", unit);
-	row->threads = threads;
-	row->reader = reader;
+	report_describe(row, section, q->system, name, unit, 0, threads,
+			reader);
 }
 
 static void alone(const struct bench_opts *o, const struct queue_ops *q,
@@ -148,17 +144,7 @@ static struct bench_row *discard_row(const struct queue_ops *q,
 static void discard(const struct bench_opts *o, const struct queue_ops *q,
 		    const char *sfx, unsigned int poll_us)
 {
-	static const struct {
-		const char *metric, *unit, *note;
-	} stats[] = {
-		{ "ns_per_call", "ns/call", "every write attempt" },
-		{ "ns_per_written", "ns/entry",
-		  "batches of 256 where every record was written" },
-		{ "ns_per_discarded", "ns/entry",
-		  "batches of 256 where every record was discarded" },
-		{ "reader_rate", "entries/s",
-		  "records read during the writer's run / its wall time" },
-	};
+	const struct report_metric *stats = report_discard_metrics;
 	struct totals t;
 	struct bench_stat st;
 	struct bench_row *row;
@@ -185,7 +171,7 @@ static void discard(const struct bench_opts *o, const struct queue_ops *q,
 	row = discard_row(q, sfx, poll_us, "check", "mismatches", t.mismatch ?
 			  "COUNTS DO NOT ADD UP" : "writer and reader agree");
 	row->value = row->min = row->max = (double)t.mismatch;
-	for (i = 0; i < sizeof(stats) / sizeof(stats[0]); i++) {
+	for (i = 0; i < REPORT_DISCARD_METRICS; i++) {
 		const double *v = i == 0 ? t.ns_call : i == 1 ? t.ns_written :
 				  i == 2 ? t.ns_lost : t.rate;
 		int n = i == 1 ? t.nw : i == 2 ? t.nl : o->runs;

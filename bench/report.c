@@ -51,6 +51,29 @@ void bench_stat_of(const double *v, int n, struct bench_stat *st)
 	st->med = n % 2 ? s[n / 2] : (s[n / 2 - 1] + s[n / 2]) / 2;
 }
 
+void report_describe(struct bench_row *r, const char *section,
+		     const char *system, const char *name, const char *unit,
+		     uint64_t subbuf, int threads, int reader)
+{
+	snprintf(r->section, sizeof(r->section), "%s", section);
+	snprintf(r->system, sizeof(r->system), "%s", system);
+	snprintf(r->name, sizeof(r->name), "%s", name);
+	snprintf(r->unit, sizeof(r->unit), "%s", unit);
+	r->subbuf = subbuf;
+	r->threads = threads;
+	r->reader = reader;
+}
+
+const struct report_metric report_discard_metrics[REPORT_DISCARD_METRICS] = {
+	{ "ns_per_call", "ns/call", "every write attempt" },
+	{ "ns_per_written", "ns/entry",
+	  "batches of 256 where every record was written" },
+	{ "ns_per_discarded", "ns/entry",
+	  "batches of 256 where every record was discarded" },
+	{ "reader_rate", "entries/s",
+	  "records read during the writer's run / its wall time" },
+};
+
 struct bench_row *report_add(const char *fmt, ...)
 {
 	struct bench_row *r;

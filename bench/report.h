@@ -44,6 +44,18 @@ struct bench_row {
 struct bench_row *report_add(const char *fmt, ...)
 	__attribute__((format(printf, 1, 2)));
 
+/* Describe a row: what it measures, of which system, under what run. */
+void report_describe(struct bench_row *r, const char *section,
+		     const char *system, const char *name, const char *unit,
+		     uint64_t subbuf, int threads, int reader);
+
+/* The metrics every discard-mode run reports, in table order. */
+struct report_metric {
+	const char *metric, *unit, *note;
+};
+#define REPORT_DISCARD_METRICS 4
+extern const struct report_metric report_discard_metrics[REPORT_DISCARD_METRICS];
+
 /* Fill value/min/max/runs from a statistic. */
 void report_set(struct bench_row *r, const struct bench_stat *st);
 
