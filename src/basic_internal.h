@@ -21,6 +21,7 @@ struct grb_basic_cursor {
 	uint64_t prev_ts;      /* last full timestamp, for expansion */
 	uint64_t consumed;     /* records consumed by this client */
 	uint64_t dropped;      /* records removed by reset */
+	uint64_t corrupt;      /* records skipped: their data did not decode */
 	uint64_t taken;        /* records consumed from the held sub-buffer */
 };
 

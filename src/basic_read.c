@@ -75,7 +75,19 @@ static int cursor_fill(struct grb_basic *b, struct grb_buf *buf,
 		}
 		if (cur->next < cur->data_size) {
 			ret = grb_reader_record(buf, cur->next, rec);
-			return ret ? -EIO : 0;
+			if (ret == 0)
+				return 0;
+			/*
+			 * Nothing says where the next record starts: give the
+			 * rest of the sub-buffer up, count its records, and
+			 * report the damage once.  The next call reads on
+			 * from the next sub-buffer.
+			 */
+			grb_reader_held(buf, &sb);
+			cur->corrupt += sb.records - cur->taken;
+			grb_reader_put_next(buf);
+			cur->held = 0;
+			return -EIO;
 		}
 		grb_reader_put_next(buf);
 		cur->held = 0;
@@ -146,8 +158,10 @@ int grb_basic_get_counts(struct grb_basic *b, unsigned int cpu,
 	c->overruns = st.overwritten;
 	c->consumed = cur->consumed;
 	c->dropped = cur->dropped;
+	c->corrupt = cur->corrupt;
 	c->lost = st.lost_full + st.lost_wrap + st.lost_big + st.lost_nesting;
-	c->entries = st.written - st.overwritten - cur->consumed - cur->dropped;
+	c->entries = st.written - st.overwritten - cur->consumed - cur->dropped -
+		cur->corrupt;
 	return 0;
 }
 

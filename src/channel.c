@@ -121,7 +121,12 @@ static int buf_map(struct grb_channel *chan, struct grb_buf *buf, int cpu)
 	shm->off_meta = l.off_meta;
 	shm->off_data = l.off_data;
 	bind_handle(buf, shm, chan);
-	/* Slot i starts on physical sub-buffer i; the spare is the reader's. */
+	/*
+	 * Slot i starts on physical sub-buffer i; the spare is the reader's.
+	 * Relaxed: no other thread knows the buffer yet; whatever hands it
+	 * the channel (thread creation, a lock, a queue) orders these stores
+	 * before its first use, on any architecture.
+	 */
 	for (i = 0; i < chan->num_subbuf; i++)
 		grb_store_relaxed(&buf->ids[i], i);
 	shm->reader_id = chan->num_subbuf;
@@ -235,6 +240,13 @@ void grb_channel_destroy(struct grb_channel *chan)
 	channel_free(chan, chan->nr_bufs);
 }
 
+/*
+ * Relaxed, as grb/channel.h says: the bit orders nothing else.  A writer
+ * on another thread may still reserve for as long as the store takes to
+ * reach it; one that synchronises with this thread after the call (a
+ * lock, a join, any acquire of something released after it) is refused,
+ * by coherence, on weakly ordered machines as on x86.
+ */
 int grb_buf_record_disable(struct grb_buf *buf)
 {
 	if (!buf)
@@ -308,12 +320,22 @@ int grb_buf_get_stats(const struct grb_buf *buf, struct grb_buf_stats *st)
 	if (!buf || !st)
 		return -EINVAL;
 	shm = buf->shm;
+	/*
+	 * Every counter is a relaxed load: each value is exact on its own,
+	 * and the set is a snapshot only when the buffer is quiescent and
+	 * the caller has synchronised with the threads that stopped (a join
+	 * or a lock), which makes their last stores visible on any
+	 * architecture.  While writers run, a delivery between the load of
+	 * records_delivered and that of its slot's cc_sb leaves its records
+	 * out of `written` (grb/channel.h says so).
+	 */
 	delivered = grb_load_relaxed(&shm->records_delivered);
 	/*
 	 * Records committed in laps not delivered yet: the record half of
 	 * the counter's growth since the last delivery (see layout.h).
 	 * cc_sb is read first, with acquire: it pairs with the release
-	 * store in grb__deliver(), so cc (read after) is never behind it.
+	 * store in grb__deliver(), so cc (read after) is never behind it
+	 * and the difference never goes negative, on ARM or POWER too.
 	 */
 	for (i = 0; i < shm->num_subbuf; i++) {
 		cc_sb = grb_load_acquire(&buf->cold[i].cc_sb);
@@ -326,6 +348,7 @@ int grb_buf_get_stats(const struct grb_buf *buf, struct grb_buf_stats *st)
 	st->lost_wrap = grb_load_relaxed(&shm->lost_wrap);
 	st->lost_big = grb_load_relaxed(&shm->lost_big);
 	st->lost_nesting = grb_load_relaxed(&shm->lost_nesting);
+	st->discarded = grb_load_relaxed(&shm->records_discarded);
 	st->produced = grb_load_relaxed(&shm->offset);
 	st->consumed = grb_load_relaxed(&shm->consumed);
 	return 0;
@@ -348,6 +371,7 @@ int grb_channel_get_stats(const struct grb_channel *chan, struct grb_buf_stats *
 		st->lost_wrap += one.lost_wrap;
 		st->lost_big += one.lost_big;
 		st->lost_nesting += one.lost_nesting;
+		st->discarded += one.discarded;
 		st->produced += one.produced;
 		st->consumed += one.consumed;
 	}

@@ -9,9 +9,19 @@
 #include "internal.h"
 
 GRB_THREAD_LOCAL struct grb_thread_state grb__tls GRB_TLS_MODEL = {
-	.nesting = 0,
+	.entered = 0,
 	.cpu_override = -1,
 };
+
+void grb__nesting_exit_remote(struct grb_thread_state *owner)
+{
+	/*
+	 * Relaxed: the count publishes nothing; it only lets the owner open
+	 * another reservation (see grb__nesting_enter()).  The slot's bytes
+	 * are published by the commit add, not by this.
+	 */
+	grb_fetch_add_relaxed(&owner->left_remote, 1);
+}
 
 int grb__cpu_slow(void)
 {

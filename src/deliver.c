@@ -32,6 +32,15 @@ void grb__deliver(const struct grb_config *cfg, struct grb_buf *buf,
 	prev = grb_load_acquire(&cold->cc_sb);
 	/* A lap adds exactly subbuf_size bytes; the rest is records. */
 	records = (cc - prev - buf->subbuf_size) >> 32;
+	/*
+	 * Relaxed loads of what this lap's writers stored: the id (cleared
+	 * of NOREF by the lap's first writer, and unchanged since, as the
+	 * reader only swaps an id with NOREF set) and the closer's
+	 * data_size and ts_end.  Each was stored before its writer's commit
+	 * add, a release; our completing add is an acquire that reads the
+	 * end of cc's release sequence, which holds every add of the lap.
+	 * So each store happens before these loads, on any architecture.
+	 */
 	if (cfg->mode == GRB_MODE_OVERWRITE)
 		phys = grb_load_relaxed(&buf->ids[slot]) & GRB_ID_INDEX_MASK;
 	else
@@ -45,6 +54,12 @@ void grb__deliver(const struct grb_config *cfg, struct grb_buf *buf,
 		info.timestamp = grb_load_relaxed(&cold->ts_end);
 		info.data_size = meta->data_size;
 		info.records = records;
+		/*
+		 * Running counts, relaxed: every loss and overwrite that
+		 * happens before this delivery is included (a refusal
+		 * counted on this thread, or on one whose commit we
+		 * acquired); one racing with it may land in the next.
+		 */
 		info.lost = grb_load_relaxed(&shm->lost_full) +
 			grb_load_relaxed(&shm->lost_wrap) +
 			grb_load_relaxed(&shm->lost_big) +
@@ -55,6 +70,8 @@ void grb__deliver(const struct grb_config *cfg, struct grb_buf *buf,
 				   &info);
 	}
 	GRB_HOOK(GRB_HOOK_DELIVER_META);
+	/* A statistic (grb_buf_get_stats()); the release of cc_sb below
+	 * orders it before anyone who sees this lap delivered. */
 	grb_fetch_add_relaxed(&shm->records_delivered, records);
 	/* Pairs with the acquire in grb__push_reader(). */
 	grb_store_release(&cold->records_lap, records);
@@ -94,6 +111,7 @@ void grb__push_reader(struct grb_buf *buf, uint64_t pos)
 		records = grb_load_acquire(&buf->cold[grb__slot(buf, c)].records_lap);
 		GRB_HOOK(GRB_HOOK_PUSH_BEFORE_CAS);
 		if (grb_cas_acq_rel(&shm->consumed, &c, c + buf->subbuf_size)) {
+			/* A statistic; the CAS above made the decision. */
 			grb_fetch_add_relaxed(&shm->records_overwritten, records);
 			c += buf->subbuf_size;
 		}

@@ -17,6 +17,8 @@ static int reader_check(const struct grb_buf *buf)
 {
 	if (!buf)
 		return -EINVAL;
+	/* Relaxed: the reader reads back its own open (or its
+	 * predecessor's release, which its open acquired). */
 	if (grb_load_relaxed(&buf->shm->active_readers) == 0)
 		return -EPERM;
 	return 0;
@@ -116,7 +118,11 @@ static int64_t swap_in(struct grb_buf *buf, uint64_t pos)
 	return (int64_t)(id & GRB_ID_INDEX_MASK);
 }
 
-/* Only the reader writes records_read; statistics read it concurrently. */
+/*
+ * Only the reader writes records_read, so a relaxed load and store do not
+ * lose counts; statistics read it concurrently (a plain word would be a
+ * data race).
+ */
 static void add_read(struct grb_buf_shm *shm, uint64_t n)
 {
 	grb_store_relaxed(&shm->records_read,
@@ -176,7 +182,8 @@ int grb_reader_get_next(struct grb_buf *buf)
 		return -EBUSY;
 	if (buf->chan->cfg->mode == GRB_MODE_OVERWRITE)
 		return get_next_overwrite(buf);
-	/* Discard mode: only the reader moves consumed. */
+	/* Discard mode: only the reader moves consumed, so it reads back
+	 * its own store. */
 	c = grb_load_relaxed(&buf->shm->consumed);
 	if (!is_delivered(buf, c))
 		return drained(buf, c) ? -ENODATA : -EAGAIN;

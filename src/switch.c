@@ -38,7 +38,11 @@ int grb__subbuf_free(const struct grb_config *cfg, struct grb_buf *buf,
 	return 0;
 }
 
-/* Count a reservation refused by grb__subbuf_free(). */
+/*
+ * Count a reservation refused by grb__subbuf_free().  Loss counters are
+ * statistics: one atomic add each, relaxed (grb__deliver() says what a
+ * sub-buffer header's running count includes).
+ */
 static void count_loss(struct grb_buf_shm *shm, int err)
 {
 	grb_fetch_add_relaxed(err == -EIO ? &shm->lost_wrap : &shm->lost_full,
@@ -66,7 +70,12 @@ void grb__set_close(struct grb_buf *buf, uint64_t pos, uint64_t data_size,
 {
 	struct grb_commit_cold *cold = &buf->cold[grb__slot(buf, pos)];
 
-	/* Published by the closer's following commit (release). */
+	/*
+	 * Relaxed: published by the closer's own commit add that follows
+	 * (a release the deliverer's completing add acquires, see
+	 * grb__deliver()).  One closer per lap, and a discard that corrects
+	 * its own close runs on the closer's thread, before that commit.
+	 */
 	grb_store_relaxed(&cold->data_size, data_size);
 	grb_store_relaxed(&cold->ts_end, ts);
 }
@@ -121,6 +130,8 @@ int grb__reserve_slow(const struct grb_config *cfg, struct grb_buf *buf,
 	int ret, old_end, new_start;
 
 	for (;;) {
+		/* Relaxed, as record_disable (src/channel.c); finalize has
+		 * writers stopped first.  offset: a guess the CAS checks. */
 		blocked = grb_load_relaxed(&shm->blocked);
 		if (blocked) {
 			ret = blocked_errno(blocked);
@@ -135,15 +146,19 @@ int grb__reserve_slow(const struct grb_config *cfg, struct grb_buf *buf,
 		new_start = off == 0;
 		if (!new_start) {
 			size = grb__slot_size(cfg, off, ctx, &pre);
-			if (size == 0) {
+			/*
+			 * data_size first: a huge one wraps the sum, and must
+			 * reach the lost_big refusal below, not look empty.
+			 */
+			if (ctx->data_size > buf->subbuf_size ||
+			    size > buf->subbuf_size - off) {
+				old_end = new_start = 1;
+			} else if (size == 0) {
 				/* Nothing to reserve, and nothing a reader
 				 * could find: refuse, do not count. */
 				ret = -EINVAL;
 				goto fail;
 			}
-			if (ctx->data_size >= buf->subbuf_size ||
-			    size > buf->subbuf_size - off)
-				old_end = new_start = 1;
 		}
 		if (new_start) {
 			begin = grb__subbuf_trunc(buf, old) +
@@ -152,15 +167,16 @@ int grb__reserve_slow(const struct grb_config *cfg, struct grb_buf *buf,
 			if (cfg->timestamp_bits > 0)
 				ctx->rflags |= GRB_RFLAG_FULL_TIMESTAMP;
 			size = grb__slot_size(cfg, hdr, ctx, &pre);
-			if (size == 0) {
-				ret = -EINVAL;
-				goto fail;
-			}
-			/* data_size first: a huge one wraps the sum. */
-			if (ctx->data_size >= buf->subbuf_size ||
+			/* A record of exactly the room after the sub-buffer
+			 * header fits: "too big" is strictly larger. */
+			if (ctx->data_size > buf->subbuf_size ||
 			    size > buf->subbuf_size - hdr) {
 				grb_fetch_add_relaxed(&shm->lost_big, 1);
 				ret = -ENOSPC;
+				goto fail;
+			}
+			if (size == 0) {
+				ret = -EINVAL;
 				goto fail;
 			}
 			ret = grb__subbuf_free(cfg, buf, begin);
@@ -182,8 +198,8 @@ int grb__reserve_slow(const struct grb_config *cfg, struct grb_buf *buf,
 		if (grb_cas_acq_rel(&shm->offset, &old, end))
 			break;
 	}
-	grb__save_timestamp(cfg, buf, ctx->timestamp);
 	GRB_HOOK(GRB_HOOK_RESERVE_DONE);
+	grb__save_timestamp(cfg, buf, ctx->timestamp);
 	if (old_end)
 		grb__end_old(cfg, buf, old, ctx->timestamp);
 	if (cfg->mode == GRB_MODE_OVERWRITE)
@@ -206,8 +222,50 @@ int grb__reserve_slow(const struct grb_config *cfg, struct grb_buf *buf,
 	grb__ctx_commit_target(buf, ctx, begin);
 	return 0;
 fail:
-	grb__nesting_exit();
+	grb__nesting_undo();
 	return ret;
+}
+
+/*
+ * grb_try_discard_reserve(): close the sub-buffer where the slot begins.
+ * The write position only ever moves forward: moving it back to the slot
+ * start would let a writer that loaded the old end before the discard
+ * reserve after a later record with an older timestamp (and land a record
+ * right after a sub-buffer header on the fast path, with a compressed
+ * timestamp).  So the discard becomes this sub-buffer's closer instead,
+ * as a flush would, and its slot turns into padding beyond data_size.
+ */
+int grb__discard(const struct grb_config *cfg, struct grb_ctx *ctx)
+{
+	struct grb_buf *buf = ctx->buf;
+	uint64_t end = ctx->end, next = ctx->end;
+
+	if (grb__subbuf_offset(buf, end) != 0) {
+		next = grb__subbuf_trunc(buf, end) + buf->subbuf_size;
+		/*
+		 * Only while the slot is the last reservation.  acq_rel, as
+		 * the flush CAS: later writers' acquire CAS on the position
+		 * then also orders the bytes this writer already stored in
+		 * the slot before anything they do.
+		 */
+		if (!grb_cas_acq_rel(&buf->shm->offset, &end, next))
+			return -EBUSY;
+	}
+	/*
+	 * Now this reservation closes the sub-buffer: either its CAS just
+	 * moved the position past the end, or its slot filled the
+	 * sub-buffer exactly and its reserve already recorded the close,
+	 * which this store corrects (same thread, no other closer).
+	 */
+	grb__set_close(buf, ctx->end - 1,
+		       grb__subbuf_offset(buf, ctx->pre_offset), ctx->timestamp);
+	GRB_HOOK(GRB_HOOK_DISCARD_CLOSED);
+	grb_fetch_add_relaxed(&buf->shm->records_discarded, 1);
+	/* The slot and the padding after it, with no record. */
+	grb__commit_bytes(cfg, buf, ctx->end - 1,
+			  ctx->slot_size + (next - ctx->end));
+	grb__nesting_exit(ctx->owner);
+	return 0;
 }
 
 int grb_buf_flush(struct grb_buf *buf, enum grb_flush how)
@@ -223,6 +281,7 @@ int grb_buf_flush(struct grb_buf *buf, enum grb_flush how)
 	cfg = buf->chan->cfg;
 	hdr = grb__subbuf_header_size(cfg);
 	for (;;) {
+		/* A guess the CAS checks. */
 		old = grb_load_relaxed(&buf->shm->offset);
 		ts = grb__timestamp(cfg, buf, &rflags);
 		empty = grb__subbuf_offset(buf, old) == 0;

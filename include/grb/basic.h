@@ -120,22 +120,32 @@ struct grb_basic_event {
  * Return: 0; -EAGAIN when no complete sub-buffer is readable (flush to
  * force); -ENODATA when finalized and drained; -ENOBUFS when @cap <
  * ev->len (the record stays, ev is filled); -EINVAL for NULL or a bad
- * @cpu; -EIO when the data does not decode (a client bug).
+ * @cpu; -EIO when a record does not decode (memory overwritten by a
+ * client bug): nothing then says where the next record starts, so the
+ * rest of that sub-buffer is skipped and its records counted in
+ * grb_basic_counts.corrupt; -EIO is returned once, and the next call
+ * reads on from the next sub-buffer.
  * Context: one reader thread per buffer.
  */
 int grb_basic_consume(struct grb_basic *b, unsigned int cpu,
 		      struct grb_basic_event *ev, void *dst, size_t cap);
 
-/** grb_basic_peek - as grb_basic_consume() without consuming. */
+/**
+ * grb_basic_peek - as grb_basic_consume() without consuming (a record
+ * that does not decode is skipped and counted all the same).
+ */
 int grb_basic_peek(struct grb_basic *b, unsigned int cpu,
 		   struct grb_basic_event *ev, void *dst, size_t cap);
 
 struct grb_basic_counts {
-	uint64_t entries;      /* written, not yet consumed nor overwritten */
+	uint64_t entries;      /* written, not yet consumed, overwritten,
+				  dropped nor skipped as corrupt */
 	uint64_t overruns;     /* overwritten before being consumed */
 	uint64_t written;
 	uint64_t consumed;
 	uint64_t dropped;      /* removed by grb_basic_reset() */
+	uint64_t corrupt;      /* skipped after a record failed to decode
+				  (grb_basic_consume() returned -EIO) */
 	uint64_t lost;         /* refused: full, wrap, too big, nesting */
 };
 

@@ -170,6 +170,9 @@ struct grb_buf_stats {
 	uint64_t lost_wrap;     /* refused: next sub-buffer not committed */
 	uint64_t lost_big;      /* refused: larger than a sub-buffer */
 	uint64_t lost_nesting;  /* refused: nesting deeper than the bound */
+	uint64_t discarded;     /* reservations abandoned with
+				   grb_try_discard_reserve(): never written,
+				   never read, not a loss */
 	uint64_t produced;      /* write position, bytes */
 	uint64_t consumed;      /* read position, bytes */
 };

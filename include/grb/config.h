@@ -99,10 +99,13 @@ struct grb_record {
 struct grb_client_cb {
 	/*
 	 * Read the clock.  Required when timestamp_bits > 0, NULL otherwise.
-	 * Must be monotonic across CPUs, signal-safe, and ordered after the
-	 * load of the write position that precedes it (a vDSO
-	 * clock_gettime() or rdtscp is; a bare rdtsc may execute early),
-	 * so that timestamps grow with positions in a buffer.
+	 * Must be monotonic across CPUs, signal-safe, and read between the
+	 * load of the write position that precedes it and the reservation's
+	 * compare-and-swap that follows, so that timestamps grow with
+	 * positions in a buffer.  grb adds no fence for it: the clock must
+	 * carry its own.  The vDSO clock_gettime() does on x86-64 (lfence
+	 * or rdtscp) and arm64 (isb before the counter read); a bare rdtsc
+	 * or cntvct read may execute early and needs a fence.
 	 */
 	uint64_t (*clock_read)(void);
 	/*

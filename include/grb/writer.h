@@ -30,6 +30,8 @@
 extern "C" {
 #endif
 
+struct grb_thread_state;
+
 /*
  * Reservation context, on the writer's stack.  The caller sets data_size
  * and largest_align; grb_reserve() fills the rest.
@@ -49,10 +51,14 @@ struct grb_ctx {
 	char *wend;                /* out: end of the slot in memory */
 	grb_atomic_u64 *cc;        /* out: commit counter of the slot */
 	uint64_t cc_done;          /* out: its byte total when complete */
+	/* out: the reserving thread's state, whose nesting level the
+	 * reservation holds until its commit or discard. */
+	struct grb_thread_state *owner;
 };
 
 #define GRB_CTX_INIT(size, align) \
-	{ (size), (align), NULL, NULL, 0, 0, 0, 0, 0, 0, NULL, NULL, NULL, 0 }
+	{ (size), (align), NULL, NULL, 0, 0, 0, 0, 0, 0, NULL, NULL, NULL, 0, \
+	  NULL }
 
 /**
  * grb_ctx_init - set a context's inputs (the outputs are left for
@@ -152,7 +158,13 @@ static inline void grb_ctx_align(const struct grb_config *cfg,
  * Adds the slot to its sub-buffer's commit counter.  The commit that
  * completes a sub-buffer delivers it: calls buffer_end, publishes the
  * sub-buffer to the reader and, in overwrite mode, lets the reader swap it.
- * Context: the reserving thread, or any thread it handed ctx to.
+ * The reservation's nesting level is given back to the thread that
+ * reserved (ctx->owner), whichever thread commits.
+ * Context: the reserving thread, or any thread it handed ctx to.  A
+ * hand-off must make the reserving thread's writes into the slot visible
+ * to the committing thread (any queue, lock or join does), and the
+ * reserving thread must not exit before the commit: the commit updates
+ * that thread's nesting count (an atomic add when committed elsewhere).
  * Ordering: release: every write into the slot happens before the reader
  * can see the sub-buffer delivered.
  */
@@ -160,15 +172,28 @@ static inline void grb_commit(const struct grb_config *cfg,
 			      struct grb_ctx *ctx);
 
 /**
- * grb_try_discard_reserve - undo the last reservation of a buffer.
+ * grb_try_discard_reserve - abandon a reservation instead of committing it.
  * @cfg: the channel's configuration.
  * @ctx: the context of a successful, uncommitted grb_reserve().
  *
- * Return: 0 when the slot was given back (no commit follows; the next
- * record carries a full timestamp); -EBUSY when another record was
- * reserved after it in the same buffer, in which case the caller must
- * still grb_commit() (write whatever the client's readers skip).
- * Context: the reserving thread.  Ordering: none.
+ * Possible only while the slot is the last one reserved in its buffer.
+ * The sub-buffer is then closed where the slot begins: the slot and the
+ * rest of the sub-buffer become padding that no reader ever sees, and the
+ * sub-buffer is delivered once its other records are committed.  The
+ * write position never moves backwards, so a discard costs the rest of the
+ * sub-buffer: filter before reserving, and keep discards for the rare
+ * record a writer must abandon after reserving.
+ *
+ * Return: 0 when the reservation was discarded: no commit follows, the
+ * nesting level is given back, and the buffer's records_discarded
+ * (grb_buf_stats.discarded) grows by one; the next record opens a new
+ * sub-buffer and carries a full timestamp.  -EBUSY when another
+ * reservation or a flush came after it in the same buffer: nothing
+ * changed, and the caller must still grb_commit() a record its readers
+ * know to skip.
+ * Context: the thread that holds ctx (as grb_commit()); async-signal-safe.
+ * Ordering: release on success: the bytes already written into the slot
+ * happen before any later use of that memory.
  */
 static inline int grb_try_discard_reserve(const struct grb_config *cfg,
 					  struct grb_ctx *ctx);

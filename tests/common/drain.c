@@ -53,11 +53,22 @@ void tc_mark_reserved(struct tc_checker *tc, uint32_t writer, uint32_t seq)
 			 __ATOMIC_RELAXED);
 }
 
-/* Verify one tagged record; prev_ts is the previous full timestamp. */
+void tc_mark_abandoned(struct tc_checker *tc, int discarded)
+{
+	__atomic_fetch_add(discarded ? &tc->discards : &tc->skips_written, 1,
+			   __ATOMIC_RELAXED);
+}
+
+/*
+ * Verify one tagged record.  *prev_ts is the previous record's rebuilt
+ * timestamp (0 before the first record of the sub-buffer, which must
+ * then carry a full one); @h is the sub-buffer header, whose begin and
+ * end timestamps bound every record's.
+ */
 static void check_record(struct tc_checker *tc, unsigned int bi,
 			 const struct grb_reader_subbuf *sb,
 			 const struct grb_record *rec, uint64_t *prev_ts,
-			 int compress)
+			 int compress, const struct tc_header *h)
 {
 	const unsigned char *p = (const unsigned char *)sb->data;
 	uint64_t ts;
@@ -72,7 +83,8 @@ static void check_record(struct tc_checker *tc, unsigned int bi,
 	}
 	memcpy(&r, p + rec->payload_off, sizeof(r));
 	if (rec->payload_len != sizeof(r) + r.extra ||
-	    r.writer >= tc->nwriters || r.seq >= tc->maxseq) {
+	    (r.writer != TC_SKIP_WRITER &&
+	     (r.writer >= tc->nwriters || r.seq >= tc->maxseq))) {
 		FAIL(tc, "buf %u: torn record (len %zu writer %u seq %u)", bi,
 		     rec->payload_len, r.writer, r.seq);
 		return;
@@ -82,11 +94,19 @@ static void check_record(struct tc_checker *tc, unsigned int bi,
 		     r.writer, r.seq);
 		return;
 	}
+	/*
+	 * The rebuilt timestamp must be the writer's clock value exactly:
+	 * the previous record's with the low bits replaced (design.md
+	 * section 10 shows the high bits cannot differ), and never below it.
+	 */
 	if (rec->rflags & GRB_RFLAG_FULL_TIMESTAMP) {
 		ts = rec->timestamp;
 	} else {
 		if (!compress)
 			FAIL(tc, "compressed timestamp without compression");
+		if (*prev_ts == 0)
+			FAIL(tc, "buf %u seq %llu: first record of the sub-buffer has a compressed timestamp",
+			     bi, (unsigned long long)sb->seq);
 		ts = (*prev_ts & ~UINT64_C(0xffff)) | rec->timestamp;
 	}
 	if (ts != r.ts)
@@ -94,8 +114,18 @@ static void check_record(struct tc_checker *tc, unsigned int bi,
 		     bi, r.writer, r.seq, (unsigned long long)r.ts,
 		     (unsigned long long)ts);
 	if (ts < *prev_ts)
-		FAIL(tc, "buf %u: timestamps go backwards", bi);
+		FAIL(tc, "buf %u: timestamps go backwards (%llu after %llu)", bi,
+		     (unsigned long long)ts, (unsigned long long)*prev_ts);
+	if (r.ts < h->ts_begin || r.ts > h->ts_end)
+		FAIL(tc, "buf %u seq %llu: timestamp %llu outside the sub-buffer's [%llu, %llu]",
+		     bi, (unsigned long long)sb->seq, (unsigned long long)r.ts,
+		     (unsigned long long)h->ts_begin,
+		     (unsigned long long)h->ts_end);
 	*prev_ts = ts;
+	if (r.writer == TC_SKIP_WRITER) {
+		tc->skips_read++;
+		return;
+	}
 	/* Whether the writer's reservation succeeded is checked at the end:
 	 * the writer marks it only after its commit returns. */
 	idx = (size_t)r.writer * tc->maxseq + r.seq;
@@ -141,7 +171,7 @@ static void check_subbuf(struct tc_checker *tc, struct grb_buf *buf,
 			     off, ret);
 			break;
 		}
-		check_record(tc, bi, &sb, &rec, &prev_ts, compress);
+		check_record(tc, bi, &sb, &rec, &prev_ts, compress, &h);
 		n++;
 	}
 	if (n != sb.records)
@@ -212,15 +242,26 @@ uint64_t tc_final_check(struct tc_checker *tc, struct grb_channel *chan,
 	}
 	grb_channel_get_stats(chan, &st);
 	lost = st.lost_full + st.lost_wrap + st.lost_big + st.lost_nesting;
-	if (st.written != reserved)
-		FAIL(tc, "written %llu != reserved %llu",
+	if (st.written != reserved + tc->skips_written)
+		FAIL(tc, "written %llu != reserved %llu + skip records %llu",
 		     (unsigned long long)st.written,
-		     (unsigned long long)reserved);
-	if (st.read != tc->records_read || seen != tc->records_read)
-		FAIL(tc, "read: engine %llu, decoded %llu, distinct %llu",
+		     (unsigned long long)reserved,
+		     (unsigned long long)tc->skips_written);
+	if (st.discarded != tc->discards)
+		FAIL(tc, "discarded %llu, writers discarded %llu",
+		     (unsigned long long)st.discarded,
+		     (unsigned long long)tc->discards);
+	if (st.read != tc->records_read ||
+	    seen + tc->skips_read != tc->records_read)
+		FAIL(tc, "read: engine %llu, decoded %llu, distinct %llu + %llu skips",
 		     (unsigned long long)st.read,
 		     (unsigned long long)tc->records_read,
-		     (unsigned long long)seen);
+		     (unsigned long long)seen,
+		     (unsigned long long)tc->skips_read);
+	if (discard && tc->skips_read != tc->skips_written)
+		FAIL(tc, "discard mode: %llu skip records read, %llu written",
+		     (unsigned long long)tc->skips_read,
+		     (unsigned long long)tc->skips_written);
 	if (st.written != st.read + st.overwritten)
 		FAIL(tc, "written %llu != read %llu + overwritten %llu",
 		     (unsigned long long)st.written,

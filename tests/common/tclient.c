@@ -249,3 +249,59 @@ int tc_write_hook(const struct grb_config *cfg, struct grb_channel *chan,
 					 extra, hook, arg);
 	}
 }
+
+/* The header write shared by tc_reserve(): as tc_write_cfg_hook() does. */
+int tc_reserve(const struct grb_config *cfg, struct grb_channel *chan,
+	       uint32_t writer, uint32_t seq, uint32_t extra,
+	       struct tc_pending *p)
+{
+	uint32_t word, low, i;
+	int ret;
+
+	if (extra > sizeof(p->bytes))
+		extra = sizeof(p->bytes);
+	p->cfg = cfg;
+	p->ctx = (struct grb_ctx)GRB_CTX_INIT(sizeof(struct trec) + extra, 4);
+	ret = grb_reserve(cfg, chan, &p->ctx);
+	if (ret)
+		return ret;
+	p->r.writer = writer;
+	p->r.seq = seq;
+	p->r.ts = p->ctx.timestamp;
+	p->r.extra = extra;
+	for (i = 0; i < extra; i++)
+		p->bytes[i] = (unsigned char)(seq * 31 + i);
+	word = (uint32_t)p->ctx.data_size;
+	if (p->ctx.rflags & GRB_RFLAG_FULL_TIMESTAMP) {
+		word |= TREC_FULL;
+		grb_write(cfg, &p->ctx, &word, 4);
+		grb_write(cfg, &p->ctx, &p->ctx.timestamp, 8);
+	} else {
+		low = (uint32_t)(p->ctx.timestamp & ((1u << TC_TS_BITS) - 1));
+		grb_write(cfg, &p->ctx, &word, 4);
+		grb_write(cfg, &p->ctx, &low, 4);
+	}
+	grb_ctx_align(cfg, &p->ctx, 4);
+	return 0;
+}
+
+void tc_finish(struct tc_pending *p)
+{
+	p->r.csum = tc_checksum(&p->r, p->bytes);
+	grb_write(p->cfg, &p->ctx, &p->r, sizeof(p->r));
+	grb_write(p->cfg, &p->ctx, p->bytes, p->r.extra);
+	grb_commit(p->cfg, &p->ctx);
+}
+
+int tc_abandon(struct tc_pending *p)
+{
+	/* Part of the payload is written first, as a writer that changes
+	 * its mind half way would: those bytes must never be read. */
+	grb_write(p->cfg, &p->ctx, &p->r, sizeof(p->r) / 2);
+	p->ctx.wptr -= sizeof(p->r) / 2;
+	if (grb_try_discard_reserve(p->cfg, &p->ctx) == 0)
+		return 1;
+	p->r.writer = TC_SKIP_WRITER;
+	tc_finish(p);
+	return 0;
+}

@@ -27,6 +27,10 @@
 #define TREC_LEN_MASK  UINT32_C(0x00ffffff)
 #define TC_TS_BITS     16
 #define TC_MAGIC       0x74657374u
+/* trec.writer of a record a writer abandoned but could not discard: it
+ * is committed, counted as a record by the engine, and skipped by
+ * readers. */
+#define TC_SKIP_WRITER 0xffffffffu
 
 struct trec {
 	uint32_t writer;
@@ -77,6 +81,33 @@ int tc_write_hook(const struct grb_config *cfg, struct grb_channel *chan,
 		  uint32_t writer, uint32_t seq, uint32_t extra,
 		  tc_hook_fn hook, void *arg);
 
+/*
+ * A record reserved (header written) by one thread and finished by
+ * another: tc_reserve() fills it, tc_finish() or tc_abandon() ends it on
+ * any thread (the hand-off must publish it, as any queue or lock does).
+ */
+struct tc_pending {
+	const struct grb_config *cfg;
+	struct grb_ctx ctx;
+	struct trec r;
+	unsigned char bytes[256];
+};
+
+/* Reserve a tagged record and write its header.  Return: grb_reserve()'s. */
+int tc_reserve(const struct grb_config *cfg, struct grb_channel *chan,
+	       uint32_t writer, uint32_t seq, uint32_t extra,
+	       struct tc_pending *p);
+
+/* Write the payload and commit. */
+void tc_finish(struct tc_pending *p);
+
+/*
+ * Give the record up: grb_try_discard_reserve(), and when that is refused
+ * (-EBUSY) commit it as a TC_SKIP_WRITER record instead.
+ * Return: 1 when discarded, 0 when committed as a skip record.
+ */
+int tc_abandon(struct tc_pending *p);
+
 /* Reader-side verification state for one channel. */
 struct tc_checker {
 	uint32_t nwriters;
@@ -86,9 +117,13 @@ struct tc_checker {
 	int64_t *last_seq;          /* per (buffer, writer): order check */
 	unsigned int nbufs;
 	uint64_t *next_subbuf_seq;  /* per buffer: expected header seq */
-	uint64_t records_read;
+	uint64_t records_read;      /* skip records included */
+	uint64_t skips_read;
 	uint64_t subbufs_read;
 	uint64_t errors;
+	/* Writer side, any thread: what tc_abandon() did. */
+	uint64_t skips_written;
+	uint64_t discards;
 };
 
 int tc_checker_init(struct tc_checker *tc, struct grb_channel *chan,
@@ -97,6 +132,9 @@ void tc_checker_free(struct tc_checker *tc);
 
 /* Writers call this after a successful tc_write (thread-safe per slot). */
 void tc_mark_reserved(struct tc_checker *tc, uint32_t writer, uint32_t seq);
+
+/* Writers call this with tc_abandon()'s result (thread-safe). */
+void tc_mark_abandoned(struct tc_checker *tc, int discarded);
 
 /*
  * Read every sub-buffer available now from buffer @i and verify it.
@@ -110,8 +148,9 @@ uint64_t tc_drain_all(struct tc_checker *tc, struct grb_channel *chan);
 /*
  * End-of-run verification: the channel must be finalized and drained.
  * Checks no record was read twice, only reserved records were read, the
- * engine counters agree with what was read, and written == read +
- * overwritten.  @refused is the number of failed tc_write() calls.
+ * engine counters agree with what was read, written == read +
+ * overwritten, and the discards and skip records match what the writers
+ * did.  @refused is the number of failed tc_write() calls.
  * Return: 0 when every check passed, else the number of failures.
  */
 uint64_t tc_final_check(struct tc_checker *tc, struct grb_channel *chan,

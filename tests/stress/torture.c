@@ -3,7 +3,8 @@
  * tests/stress/torture.c - the torture harness: every race-injection point
  * of the library (grb/impl/hooks.h) is filled, per a schedule drawn from
  * the seed, with a busy delay, a yield or a forced change of the CPU the
- * thread reports, while writers, a reader and a flusher run every variant.
+ * thread reports, while writers (which abandon one record in 32 with
+ * grb_try_discard_reserve()), a reader and a flusher run every variant.
  * The tagged-record checker and grb_buf_validate() judge the end state.
  *
  * Usage: torture [SECONDS [SEED]].  A failure prints the seed, the variant
@@ -106,15 +107,26 @@ static void *writer(void *p)
 {
 	struct warg *w = (struct warg *)p;
 	struct ctx *c = w->c;
+	struct tc_pending pending;
+	uint64_t r;
 	uint32_t seq;
 
 	rng = stress_seed(c->seed, w->id, 1);
 	for (seq = 0; seq < MAXSEQ && !atomic_load(&c->stop); seq++) {
-		if (tc_write(c->cfg, c->chan, w->id, seq,
-			     (uint32_t)(stress_rand(&rng) % 120)) == 0)
+		r = stress_rand(&rng);
+		if ((r & 31) == 0) {
+			/* Abandon one record in 32: discard, or skip record. */
+			if (tc_reserve(c->cfg, c->chan, w->id, seq,
+				       (uint32_t)((r >> 8) % 120), &pending) == 0)
+				tc_mark_abandoned(c->tc, tc_abandon(&pending));
+			else
+				c->refused[w->id]++;
+		} else if (tc_write(c->cfg, c->chan, w->id, seq,
+				    (uint32_t)((r >> 8) % 120)) == 0) {
 			tc_mark_reserved(c->tc, w->id, seq);
-		else
+		} else {
 			c->refused[w->id]++;
+		}
 		if (stress_now_ns() > c->deadline)
 			atomic_store(&c->stop, 1);
 	}

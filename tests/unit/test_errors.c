@@ -808,61 +808,92 @@ static void test_nesting(void)
 	grb_channel_destroy(chan);
 }
 
-/* grb_try_discard_reserve: given back, or -EBUSY when not the last. */
+/* Reserve @size bytes and write @tag into them, without committing. */
+static void reserve_tag(const struct grb_config *cfg, struct grb_channel *chan,
+			struct grb_ctx *ctx, uint64_t tag, size_t size)
+{
+	*ctx = (struct grb_ctx)GRB_CTX_INIT(size, 1);
+	CHECK_EQ(grb_reserve(cfg, chan, ctx), 0);
+	grb_write(cfg, ctx, &tag, sizeof(tag));
+	grb_write_fill(cfg, ctx, (int)(tag & 0xff), size - sizeof(tag));
+}
+
+static void expect_discarded(struct grb_buf *b, uint64_t n)
+{
+	struct grb_buf_stats st;
+
+	CHECK_EQ(grb_buf_get_stats(b, &st), 0);
+	CHECK_U64(st.discarded, n);
+}
+
+/*
+ * grb_try_discard_reserve: the sub-buffer closes where the discarded slot
+ * begins and the position never moves back; -EBUSY when something was
+ * reserved (or flushed) after the slot.
+ */
 static void test_discard_reserve(void)
 {
-	static const uint64_t want[] = { 1, 3, 4, 5, 7 };
-	struct grb_channel *chan = create(&tsc, SB, 4);
+	static const uint64_t want[] = { 1, 3, 4, 5, 7, 9, 10 };
+	struct grb_channel *chan = create(&tsc, SB, 8);
 	struct grb_buf *b = grb_channel_buf(chan, 0);
-	struct grb_ctx a = GRB_CTX_INIT(8, 1), c = GRB_CTX_INIT(8, 1);
+	struct grb_ctx a, c;
 	struct tags t = { { 0 }, 0, 0 };
-	uint64_t tag, pre;
 
 	CHECK_EQ(put(&tsc, chan, 1, 8), 0);
-	CHECK_EQ(grb_reserve(&tsc, chan, &a), 0);
+	reserve_tag(&tsc, chan, &a, 2, 8);
 	/* Consecutive clock values compress. */
 	CHECK_EQ(a.rflags & GRB_RFLAG_FULL_TIMESTAMP, 0);
-	tag = 2;
-	grb_write(&tsc, &a, &tag, sizeof(tag));
-	pre = a.pre_offset;
 	CHECK_EQ(grb_try_discard_reserve(&tsc, &a), 0);
-	/* The slot is reused, and its record must carry a full timestamp. */
-	CHECK_EQ(grb_reserve(&tsc, chan, &c), 0);
-	CHECK_U64(c.pre_offset, pre);
+	expect_discarded(b, 1);
+	/* Sub-buffer 0 ended at the slot; the next record opens 1, full. */
+	reserve_tag(&tsc, chan, &c, 3, 8);
+	CHECK_U64(c.pre_offset, SB);
 	CHECK(c.rflags & GRB_RFLAG_FULL_TIMESTAMP);
-	tag = 3;
-	grb_write(&tsc, &c, &tag, sizeof(tag));
 	grb_commit(&tsc, &c);
-	c = (struct grb_ctx)GRB_CTX_INIT(8, 1);
-	CHECK_EQ(grb_reserve(&tsc, chan, &c), 0);
+	reserve_tag(&tsc, chan, &c, 4, 8);
 	CHECK_EQ(c.rflags & GRB_RFLAG_FULL_TIMESTAMP, 0);
-	tag = 4;
-	grb_write(&tsc, &c, &tag, sizeof(tag));
 	grb_commit(&tsc, &c);
 
 	/* Another reservation followed: -EBUSY, and it must be committed;
-	 * the later one is the last and can be given back. */
-	a = (struct grb_ctx)GRB_CTX_INIT(8, 1);
-	c = (struct grb_ctx)GRB_CTX_INIT(8, 1);
-	CHECK_EQ(grb_reserve(&tsc, chan, &a), 0);
-	CHECK_EQ(grb_reserve(&tsc, chan, &c), 0);
+	 * the later one is the last and can be discarded. */
+	reserve_tag(&tsc, chan, &a, 5, 8);
+	reserve_tag(&tsc, chan, &c, 6, 8);
 	CHECK_EQ(grb_try_discard_reserve(&tsc, &a), -EBUSY);
 	CHECK_EQ(grb_try_discard_reserve(&tsc, &c), 0);
-	tag = 5;
-	grb_write(&tsc, &a, &tag, sizeof(tag));
 	grb_commit(&tsc, &a);
-	c = (struct grb_ctx)GRB_CTX_INIT(8, 1);
-	CHECK_EQ(grb_reserve(&tsc, chan, &c), 0);
-	CHECK(c.rflags & GRB_RFLAG_FULL_TIMESTAMP);
+	/* The first record of sub-buffer 2, discarded: it closes empty. */
+	reserve_tag(&tsc, chan, &c, 6, 8);
+	CHECK_U64(c.pre_offset, 2 * SB);
 	CHECK_EQ(grb_try_discard_reserve(&tsc, &c), 0);
+	/* A slot that fills its sub-buffer exactly is its closer already:
+	 * its discard needs no compare-and-swap and always succeeds, even
+	 * once the next sub-buffer is open. */
 	CHECK_EQ(put(&tsc, chan, 7, 8), 0);
+	reserve_tag(&tsc, chan, &a, 8, SB - 8);
+	CHECK_U64(a.end, 4 * SB);
+	CHECK_EQ(put(&tsc, chan, 9, 8), 0);
+	CHECK_EQ(grb_try_discard_reserve(&tsc, &a), 0);
+	/* A flush after the slot closed the sub-buffer with it inside. */
+	reserve_tag(&tsc, chan, &a, 10, 8);
+	CHECK_EQ(grb_buf_flush(b, GRB_FLUSH_ACTIVE), 0);
+	CHECK_EQ(grb_try_discard_reserve(&tsc, &a), -EBUSY);
+	grb_commit(&tsc, &a);
+	expect_discarded(b, 4);
 	expect_lost(b, 0, 0, 0, 0);
+	/* Discards gave their nesting levels back. */
+	check_nesting_free(&tsc, chan, 11, GRB_MAX_NESTING);
 
 	CHECK_EQ(grb_reader_open(b), 0);
+	CHECK_EQ(take(b, 0, 8, &t), 0);         /* 1 */
+	CHECK_EQ(take(b, 0, 8, &t), 0);         /* 3 4 5 */
+	expect_next(b, 0, 0);                   /* 2: discarded first record */
+	CHECK_EQ(grb_reader_put_next(b), 0);
+	CHECK_EQ(take(b, 0, 8, &t), 0);         /* 7 */
+	CHECK_EQ(take(b, 0, 8, &t), 0);         /* 9 10 */
+	expect_tags(&t, want, 7);
 	CHECK_EQ(grb_channel_finalize(chan), 0);
-	CHECK_EQ(drain(b, 0, 8, &t), -ENODATA);
-	expect_tags(&t, want, 5);
-	CHECK_EQ(t.subbufs, 1);
+	CHECK_EQ(grb_reader_release(b), 0);
+	CHECK_EQ(grb_buf_validate(b, NULL, 0), 0);
 	grb_channel_destroy(chan);
 }
 

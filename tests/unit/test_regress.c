@@ -10,10 +10,17 @@
  *  - grb_reader_read() passed NULL to memcpy() for an empty copy;
  *  - the basic client kept a fully consumed sub-buffer until the next
  *    consume call, so in discard mode an idle reader held writers out of
- *    it.
+ *    it;
+ *  - a data_size whose slot size wraps to 0 was refused with -EINVAL and
+ *    not counted, instead of -ENOSPC and lost_big;
+ *  - a record with no header of exactly subbuf_size bytes was refused
+ *    with -ENOSPC although it fits an empty sub-buffer;
+ *  - a record that failed to decode made grb_basic_consume() return -EIO
+ *    on every later call.
  */
 #include <errno.h>
 #include <stdio.h>
+#include <string.h>
 
 #include "check.h"
 #include "grb/basic.h"
@@ -146,11 +153,142 @@ static void test_basic_idle_reader(void)
 	grb_basic_destroy(b);
 }
 
+/* A client whose every record has an 8-byte header. */
+static size_t hdr8(const struct grb_config *cfg, size_t offset, size_t *pre,
+		   const struct grb_ctx *ctx)
+{
+	(void)cfg;
+	(void)offset;
+	(void)ctx;
+	*pre = 0;
+	return 8;
+}
+
+static const struct grb_config rec8_cfg = {
+	GRB_ALLOC_PER_CHANNEL, GRB_MODE_DISCARD, 0,
+	{ .record_header_size = hdr8 },
+};
+
+static void test_wrapping_size(void)
+{
+	struct grb_channel_attr attr = { "wrap", 4096, 4, NULL };
+	struct grb_ctx ctx;
+	struct grb_channel *chan;
+	struct grb_buf_stats st;
+
+	CHECK_EQ(grb_channel_create(&rec8_cfg, &attr, &chan), 0);
+	/* At a sub-buffer start: 8 + (SIZE_MAX - 7) wraps to 0. */
+	ctx = (struct grb_ctx)GRB_CTX_INIT(SIZE_MAX - 7, 1);
+	CHECK_EQ(grb_reserve(&rec8_cfg, chan, &ctx), -ENOSPC);
+	CHECK_EQ(put(&rec8_cfg, chan, 100), 0);
+	/* Inside an open sub-buffer, on the other branch of the slow path. */
+	ctx = (struct grb_ctx)GRB_CTX_INIT(SIZE_MAX - 7, 1);
+	CHECK_EQ(grb_reserve(&rec8_cfg, chan, &ctx), -ENOSPC);
+	grb_buf_get_stats(grb_channel_buf(chan, 0), &st);
+	CHECK_U64(st.lost_big, 2);
+	CHECK_U64(st.written, 1);
+	grb_channel_destroy(chan);
+}
+
+static const struct grb_config raw_cfg = {
+	GRB_ALLOC_PER_CHANNEL, GRB_MODE_DISCARD, 0, { 0 },
+};
+
+static void test_exact_subbuf_record(void)
+{
+	struct grb_channel_attr attr = { "exact", 4096, 4, NULL };
+	struct grb_channel *chan;
+	struct grb_buf *buf;
+	struct grb_reader_subbuf sb;
+	struct grb_buf_stats st;
+
+	CHECK_EQ(grb_channel_create(&raw_cfg, &attr, &chan), 0);
+	buf = grb_channel_buf(chan, 0);
+	CHECK_EQ(put(&raw_cfg, chan, 4096), 0);         /* at a boundary */
+	CHECK_EQ(put(&raw_cfg, chan, 100), 0);
+	CHECK_EQ(put(&raw_cfg, chan, 4096), 0);         /* closes the open one */
+	CHECK_EQ(put(&raw_cfg, chan, 4097), -ENOSPC);
+	grb_buf_get_stats(buf, &st);
+	CHECK_U64(st.lost_big, 1);
+	CHECK_U64(st.written, 3);
+	CHECK_EQ(grb_reader_open(buf), 0);
+	CHECK_EQ(grb_reader_get_next(buf), 0);
+	CHECK_EQ(grb_reader_held(buf, &sb), 0);
+	CHECK_U64(sb.records, 1);
+	CHECK_U64(sb.data_size, 4096);
+	CHECK_EQ(grb_reader_put_next(buf), 0);
+	CHECK_EQ(grb_reader_get_next(buf), 0);
+	CHECK_EQ(grb_reader_held(buf, &sb), 0);
+	CHECK_U64(sb.data_size, 100);
+	CHECK_EQ(grb_reader_put_next(buf), 0);
+	CHECK_EQ(grb_reader_get_next(buf), 0);
+	CHECK_EQ(grb_reader_held(buf, &sb), 0);
+	CHECK_U64(sb.data_size, 4096);
+	CHECK_EQ(grb_reader_put_next(buf), 0);
+	CHECK_EQ(grb_reader_release(buf), 0);
+	grb_channel_destroy(chan);
+}
+
+/*
+ * A basic record whose header a buggy writer overwrote with a length past
+ * the sub-buffer: reported once with -EIO, the rest of its sub-buffer
+ * counted as corrupt, and the next sub-buffer read as usual.
+ */
+static void test_basic_corrupt_record(void)
+{
+	struct grb_basic_attr attr = { "corrupt", 4096, 4, GRB_ALLOC_PER_CHANNEL,
+				       GRB_MODE_DISCARD, 1 };
+	struct grb_basic_wctx w;
+	struct grb_basic_event ev;
+	struct grb_basic_counts c;
+	struct grb_basic *b;
+	uint32_t v, bad = 0x7fffff00u;
+	char dst[16];
+
+	CHECK_EQ(grb_basic_create(&attr, &b), 0);
+	v = 1;
+	CHECK_EQ(grb_basic_write(b, &v, sizeof(v)), 0);
+	CHECK_EQ(grb_basic_reserve(b, sizeof(v), &w), 0);
+	/* The length word is the first of the record header, which is 8
+	 * bytes (compressed timestamp) or 12 (full) before the payload. */
+	memcpy((char *)w.data - ((w.ctx.rflags & GRB_RFLAG_FULL_TIMESTAMP) ?
+				 12 : 8), &bad, sizeof(bad));
+	v = 2;
+	memcpy(w.data, &v, sizeof(v));
+	grb_basic_commit(&w);
+	v = 3;
+	CHECK_EQ(grb_basic_write(b, &v, sizeof(v)), 0);
+	CHECK_EQ(grb_basic_flush(b), 0);
+	v = 4;
+	CHECK_EQ(grb_basic_write(b, &v, sizeof(v)), 0);
+	CHECK_EQ(grb_basic_flush(b), 0);
+
+	CHECK_EQ(grb_basic_consume(b, 0, &ev, dst, sizeof(dst)), 0);
+	memcpy(&v, dst, sizeof(v));
+	CHECK_EQ(v, 1);
+	CHECK_EQ(grb_basic_peek(b, 0, &ev, dst, sizeof(dst)), -EIO);
+	CHECK_EQ(grb_basic_get_counts(b, 0, &c), 0);
+	CHECK_U64(c.corrupt, 2);        /* the damaged record and 3 after it */
+	CHECK_EQ(grb_basic_consume(b, 0, &ev, dst, sizeof(dst)), 0);
+	memcpy(&v, dst, sizeof(v));
+	CHECK_EQ(v, 4);
+	CHECK_EQ(grb_basic_consume(b, 0, &ev, dst, sizeof(dst)), -EAGAIN);
+	CHECK_EQ(grb_basic_get_counts(b, 0, &c), 0);
+	CHECK_U64(c.written, 4);
+	CHECK_U64(c.consumed, 2);
+	CHECK_U64(c.corrupt, 2);
+	CHECK_U64(c.entries, 0);
+	grb_basic_destroy(b);
+}
+
 int main(void)
 {
 	test_stale_position();
 	test_zero_slot();
 	test_basic_idle_reader();
+	test_wrapping_size();
+	test_exact_subbuf_record();
+	test_basic_corrupt_record();
 	printf("test_regress: passed\n");
 	return 0;
 }

@@ -39,14 +39,11 @@ static inline void grb_store_release(grb_atomic_u64 *p, uint64_t v)
 	atomic_store_explicit(p, v, memory_order_release);
 }
 
-/* Strong compare-and-swap; on failure *expected holds the current value. */
-static inline int grb_cas_relaxed(grb_atomic_u64 *p, uint64_t *expected,
-				  uint64_t desired)
-{
-	return atomic_compare_exchange_strong_explicit(p, expected, desired,
-			memory_order_relaxed, memory_order_relaxed);
-}
-
+/*
+ * Strong compare-and-swap; on failure *expected holds the current value.
+ * There is no relaxed flavour: every CAS in grb hands memory from one
+ * thread to another (a slot, a sub-buffer, the reader's spare).
+ */
 static inline int grb_cas_acq_rel(grb_atomic_u64 *p, uint64_t *expected,
 				  uint64_t desired)
 {

@@ -19,7 +19,8 @@ extern "C" {
 enum grb_hook_point {
 	/* writer_inline.h grb_reserve(): position loaded, CAS not done. */
 	GRB_HOOK_RESERVE_LOADED = 0,
-	/* grb_reserve() / grb__reserve_slow(): CAS done, slot not entered. */
+	/* grb_reserve() / grb__reserve_slow(): CAS done, last_ts not stored,
+	 * slot not entered. */
 	GRB_HOOK_RESERVE_DONE,
 	/* grb__overwrite_enter(): pushed, NOREF not cleared yet. */
 	GRB_HOOK_ENTER_PUSHED,
@@ -45,6 +46,8 @@ enum grb_hook_point {
 	GRB_HOOK_GET_SWAPPED,
 	/* reader.c grb_reader_put_next() / put_subbuf(): before release. */
 	GRB_HOOK_PUT_BEFORE,
+	/* switch.c grb__discard(): sub-buffer closed, slot not committed. */
+	GRB_HOOK_DISCARD_CLOSED,
 	GRB_HOOK_COUNT
 };
 

@@ -44,7 +44,7 @@ extern "C" {
 
 /* "grbBUF01" in little-endian byte order, first word of every buffer. */
 #define GRB_SHM_MAGIC   UINT64_C(0x3130465542627267)
-#define GRB_SHM_VERSION 1u
+#define GRB_SHM_VERSION 2u
 
 /*
  * Sub-buffer id word: which physical sub-buffer a ring slot (or the
@@ -158,6 +158,8 @@ struct grb_buf_shm {
 	grb_atomic_u64 lost_wrap;
 	grb_atomic_u64 lost_big;
 	grb_atomic_u64 lost_nesting;
+	/* Reservations given back by grb_try_discard_reserve(). */
+	grb_atomic_u64 records_discarded;
 };
 
 struct grb_channel;

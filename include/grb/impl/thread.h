@@ -6,6 +6,7 @@
 #ifndef GRB_IMPL_THREAD_H
 #define GRB_IMPL_THREAD_H
 
+#include <stddef.h>
 #include <stdint.h>
 
 #include "grb/impl/atomic.h"
@@ -29,8 +30,20 @@ extern "C" {
  */
 #define GRB_MAX_NESTING 4
 
+/*
+ * A thread's open reservations are entered - left_remote.  Only the thread
+ * itself (and its signal handlers) writes `entered`: +1 when a reservation
+ * starts, -1 when the thread commits or discards one of its own or reserve
+ * refuses.  A thread that commits a context another thread reserved must
+ * not touch that thread's plain counter (its increment could be lost
+ * against the owner's own load and store), so it adds 1 to the owner's
+ * left_remote instead, an atomic word no one else writes.  Both counters
+ * only grow apart by the open count, so their difference is exact modulo
+ * 2^64.
+ */
 struct grb_thread_state {
-	unsigned int nesting;   /* open reservations on this thread */
+	uint64_t entered;
+	grb_atomic_u64 left_remote;
 	int cpu_override;       /* test hook; -1 when unset */
 };
 
@@ -72,27 +85,58 @@ static inline int grb_cpu_current(void)
 }
 #endif
 
-/*
- * Enter one level of reservation nesting.  A signal handler that runs
- * between the load and the store leaves the counter as it found it, so
- * the plain increment is signal-safe; the signal fences stop the compiler
- * from caching the counter across code a handler may interleave with.
- */
-static inline int grb__nesting_enter(void)
-{
-	unsigned int n = grb__tls.nesting;
+/* Out of line: a commit of another thread's reservation (src/cpu.c). */
+void grb__nesting_exit_remote(struct grb_thread_state *owner);
 
-	if (GRB_UNLIKELY(n >= GRB_MAX_NESTING))
-		return 0;
-	grb__tls.nesting = n + 1;
+/*
+ * Enter one level of reservation nesting; returns the state to record in
+ * the context as the reservation's owner, or NULL when the thread already
+ * has GRB_MAX_NESTING reservations open.  A signal handler that runs
+ * between the load and the store of `entered` leaves it as it found it
+ * (its own reservations are committed before it returns, or handed to
+ * another thread, which counts them in left_remote), so the plain
+ * increment is signal-safe; the signal fences stop the compiler from
+ * caching the counter across code a handler may interleave with.
+ *
+ * left_remote is read relaxed: the value only decides whether to refuse,
+ * and a stale (smaller) value refuses a reservation that raced with the
+ * remote commit that would have allowed it, as if the reservation had
+ * come first.  A commit that happens before this reserve (a join, a
+ * handshake) is seen, by coherence.
+ */
+static inline struct grb_thread_state *grb__nesting_enter(void)
+{
+	struct grb_thread_state *self = &grb__tls;
+	uint64_t n = self->entered;
+
+	if (GRB_UNLIKELY(n - grb_load_relaxed(&self->left_remote) >=
+			 GRB_MAX_NESTING))
+		return NULL;
+	self->entered = n + 1;
 	grb_signal_fence();
-	return 1;
+	return self;
 }
 
-static inline void grb__nesting_exit(void)
+/* Leave the level a refused reservation entered (same thread). */
+static inline void grb__nesting_undo(void)
 {
 	grb_signal_fence();
-	grb__tls.nesting--;
+	grb__tls.entered--;
+}
+
+/*
+ * Leave the level of a reservation owned by @owner, from whatever thread
+ * commits or discards it: a plain decrement on the owner's own thread, an
+ * atomic increment of the owner's left_remote on any other.
+ */
+static inline void grb__nesting_exit(struct grb_thread_state *owner)
+{
+	if (GRB_LIKELY(owner == &grb__tls)) {
+		grb_signal_fence();
+		owner->entered--;
+	} else {
+		grb__nesting_exit_remote(owner);
+	}
 }
 
 /**

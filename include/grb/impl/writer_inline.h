@@ -65,6 +65,7 @@ static inline int grb__cc_complete(const struct grb_buf *b, uint64_t cc,
 int grb__reserve_slow(const struct grb_config *cfg, struct grb_buf *buf,
 		      struct grb_ctx *ctx);
 int grb__reserve_refused_nesting(struct grb_channel *chan, int cpu);
+int grb__discard(const struct grb_config *cfg, struct grb_ctx *ctx);
 void grb__push_reader(struct grb_buf *buf, uint64_t pos);
 uint64_t grb__clear_noref(struct grb_buf *buf, uint64_t slot);
 void grb__deliver(const struct grb_config *cfg, struct grb_buf *buf,
@@ -85,7 +86,22 @@ static GRB_ALWAYS_INLINE struct grb_buf *grb__pick_buf(const struct grb_config *
 	return &chan->bufs[c];
 }
 
-/* Timestamp for a reservation; sets GRB_RFLAG_FULL_TIMESTAMP as needed. */
+/*
+ * Timestamp for a reservation; sets GRB_RFLAG_FULL_TIMESTAMP as needed.
+ *
+ * last_ts is loaded and stored relaxed.  A reservation B whose CAS
+ * succeeds compares against a value some writer W stored after its own
+ * successful CAS; W's CAS came before B's in the position's modification
+ * order (one after B's load would have made B's CAS fail, and the
+ * position never returns to an earlier value), so W's record is before
+ * B's and its timestamp is not newer (docs/design.md section 10).  On a
+ * weakly ordered machine B could only see a later writer's store if that
+ * store were visible before B's load: it is not, because B's CAS is a
+ * release that orders B's load before it, and any later writer's CAS is
+ * an acquire that reads B's CAS or a later RMW of its release sequence.
+ * A stale (older) value only makes B carry a full timestamp it did not
+ * need.
+ */
 static GRB_ALWAYS_INLINE uint64_t grb__timestamp(const struct grb_config *cfg,
 				      const struct grb_buf *buf,
 				      unsigned int *rflags)
@@ -106,8 +122,9 @@ static GRB_ALWAYS_INLINE void grb__save_timestamp(const struct grb_config *cfg,
 				       struct grb_buf *buf, uint64_t ts)
 {
 	/*
-	 * Racing writers may store out of order; a stale value only makes a
-	 * later record carry a full timestamp it did not need.
+	 * After the reservation's CAS, relaxed (see grb__timestamp()):
+	 * racing writers may store out of order, and a stale value only
+	 * makes a later record carry a full timestamp it did not need.
 	 */
 	if (cfg->timestamp_bits > 0 && cfg->timestamp_bits < 64)
 		grb_store_relaxed(&buf->shm->last_ts, ts);
@@ -139,6 +156,10 @@ static GRB_ALWAYS_INLINE uint64_t grb__overwrite_enter(struct grb_buf *buf, uint
 	uint64_t slot = grb__slot(buf, last);
 	uint64_t id;
 
+	/*
+	 * Relaxed: consumed only grows, so a stale value is smaller and
+	 * only sends us to grb__push_reader(), which loads it with acquire.
+	 */
 	if (GRB_UNLIKELY(grb__subbuf_trunc(buf, last) -
 			 grb__subbuf_trunc(buf,
 				grb_load_relaxed(&buf->shm->consumed))
@@ -163,6 +184,7 @@ static GRB_ALWAYS_INLINE void grb__ctx_commit_target(const struct grb_buf *buf,
 static GRB_ALWAYS_INLINE int grb_reserve(const struct grb_config *cfg,
 			      struct grb_channel *chan, struct grb_ctx *ctx)
 {
+	struct grb_thread_state *owner;
 	struct grb_buf *buf;
 	uint64_t o_begin, o_end, phys, ts;
 	size_t off, pre, size;
@@ -170,19 +192,23 @@ static GRB_ALWAYS_INLINE int grb_reserve(const struct grb_config *cfg,
 	char *base;
 	int cpu;
 
-	if (GRB_UNLIKELY(!grb__nesting_enter()))
+	owner = grb__nesting_enter();
+	if (GRB_UNLIKELY(!owner))
 		return grb__reserve_refused_nesting(chan,
 			cfg->alloc == GRB_ALLOC_PER_CPU ? grb_cpu_current() : 0);
+	ctx->owner = owner;
 	buf = grb__pick_buf(cfg, chan, &cpu);
 	ctx->buf = buf;
 	ctx->cpu = cpu;
 	/* The position is read before the clock: timestamps then grow with
-	 * positions inside a buffer. */
+	 * positions inside a buffer.  Relaxed: a guess the CAS checks (the
+	 * clock's own ordering is clock_read's contract, grb/config.h). */
 	o_begin = grb_load_relaxed(&buf->shm->offset);
 	ts = grb__timestamp(cfg, buf, &rflags);
 	ctx->timestamp = ts;
 	ctx->rflags = rflags;
 	off = grb__subbuf_offset(buf, o_begin);
+	/* blocked: relaxed, as grb_buf_record_disable() says why. */
 	if (GRB_UNLIKELY(off == 0 || grb_load_relaxed(&buf->shm->blocked)))
 		return grb__reserve_slow(cfg, buf, ctx);
 	size = grb__slot_size(cfg, off, ctx, &pre);
@@ -203,8 +229,8 @@ static GRB_ALWAYS_INLINE int grb_reserve(const struct grb_config *cfg,
 	 */
 	if (GRB_UNLIKELY(!grb_cas_acq_rel(&buf->shm->offset, &o_begin, o_end)))
 		return grb__reserve_slow(cfg, buf, ctx);
-	grb__save_timestamp(cfg, buf, ts);
 	GRB_HOOK(GRB_HOOK_RESERVE_DONE);
+	grb__save_timestamp(cfg, buf, ts);
 	if (cfg->mode == GRB_MODE_OVERWRITE)
 		phys = grb__overwrite_enter(buf, o_end - 1);
 	else
@@ -279,27 +305,14 @@ static GRB_ALWAYS_INLINE void grb_commit(const struct grb_config *cfg,
 	/* Same test as grb__cc_complete(), with its operands from reserve. */
 	if (GRB_UNLIKELY(((cc - ctx->cc_done) & GRB_CC_BYTES_MASK) == 0))
 		grb__deliver(cfg, ctx->buf, cc, ctx->end - 1);
-	grb__nesting_exit();
+	grb__nesting_exit(ctx->owner);
 }
 
 static GRB_ALWAYS_INLINE int grb_try_discard_reserve(const struct grb_config *cfg,
 					  struct grb_ctx *ctx)
 {
-	struct grb_buf *buf = ctx->buf;
-	uint64_t expected = ctx->end;
-
-	if (!grb_cas_relaxed(&buf->shm->offset, &expected, ctx->pre_offset))
-		return -EBUSY;
-	/*
-	 * The discarded record's timestamp with every kept-out bit flipped
-	 * differs above timestamp_bits from any later clock value, so the
-	 * next record carries a full timestamp.
-	 */
-	if (cfg->timestamp_bits > 0 && cfg->timestamp_bits < 64)
-		grb_store_relaxed(&buf->shm->last_ts, ctx->timestamp ^
-				  (~UINT64_C(0) << cfg->timestamp_bits));
-	grb__nesting_exit();
-	return 0;
+	/* Rare by contract: the whole of it is out of line (src/switch.c). */
+	return grb__discard(cfg, ctx);
 }
 
 #ifdef __cplusplus
