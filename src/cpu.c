@@ -8,10 +8,7 @@
 
 #include "internal.h"
 
-GRB_THREAD_LOCAL struct grb_thread_state grb__tls GRB_TLS_MODEL = {
-	.entered = 0,
-	.cpu_override = -1,
-};
+GRB_THREAD_LOCAL struct grb_thread_state grb__tls GRB_TLS_MODEL;
 
 void grb__nesting_exit_remote(struct grb_thread_state *owner)
 {
@@ -29,11 +26,6 @@ int grb__cpu_slow(void)
 
 	/* No CPU number at all: every writer shares buffer 0. */
 	return cpu < 0 ? 0 : cpu;
-}
-
-void grb_test_set_cpu(int cpu)
-{
-	grb__tls.cpu_override = cpu < 0 ? -1 : cpu;
 }
 
 /*

@@ -26,8 +26,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "grb/api.h"
 #include "grb/config.h"
-#include "grb/writer.h"
 
 #ifdef __cplusplus
 extern "C" {
@@ -66,10 +66,10 @@ struct grb_basic_subbuf_header {
  * grb_channel_create()); -ENOMEM.
  * Context: any thread; not signal-safe.
  */
-int grb_basic_create(const struct grb_basic_attr *attr, struct grb_basic **out);
+GRB_API int grb_basic_create(const struct grb_basic_attr *attr, struct grb_basic **out);
 
 /** grb_basic_destroy - finalize (if needed) and free.  NULL is a no-op. */
-void grb_basic_destroy(struct grb_basic *b);
+GRB_API void grb_basic_destroy(struct grb_basic *b);
 
 /**
  * grb_basic_write - copy one record in.
@@ -81,15 +81,27 @@ void grb_basic_destroy(struct grb_basic *b);
  * @data with @len > 0, or @len > GRB_BASIC_MAX_LEN.
  * Context: any thread, signal handlers included.
  */
-int grb_basic_write(struct grb_basic *b, const void *data, size_t len);
+GRB_API int grb_basic_write(struct grb_basic *b, const void *data, size_t len);
 
 #define GRB_BASIC_MAX_LEN 0x7fffffffu
 
-/* A zero-copy reservation of the basic client. */
+/* Bytes of engine state a zero-copy reservation carries. */
+#define GRB_BASIC_WCTX_OPAQUE 192
+
+/*
+ * A zero-copy reservation of the basic client, on the caller's stack.
+ * The engine's reservation context is opaque here, so that this header
+ * does not depend on the engine's internal layout; the library checks at
+ * build time that it fits (changing GRB_BASIC_WCTX_OPAQUE changes the
+ * ABI, docs/abi.md).
+ */
 struct grb_basic_wctx {
-	struct grb_ctx ctx;
-	const struct grb_config *cfg;
-	void *data;            /* where to write the payload */
+	void *data;            /* out: where to write the payload */
+	uint64_t timestamp;    /* out: the record's CLOCK_MONOTONIC ns */
+	union {
+		uint64_t u64;
+		unsigned char bytes[GRB_BASIC_WCTX_OPAQUE];
+	} opaque;
 };
 
 /**
@@ -97,11 +109,11 @@ struct grb_basic_wctx {
  * the caller fills w->data, then calls grb_basic_commit().
  * Return: as grb_basic_write().
  */
-int grb_basic_reserve(struct grb_basic *b, size_t len,
+GRB_API int grb_basic_reserve(struct grb_basic *b, size_t len,
 		      struct grb_basic_wctx *w);
 
 /** grb_basic_commit - publish a record from grb_basic_reserve(). */
-void grb_basic_commit(struct grb_basic_wctx *w);
+GRB_API void grb_basic_commit(struct grb_basic_wctx *w);
 
 /* A record read back. */
 struct grb_basic_event {
@@ -127,14 +139,14 @@ struct grb_basic_event {
  * reads on from the next sub-buffer.
  * Context: one reader thread per buffer.
  */
-int grb_basic_consume(struct grb_basic *b, unsigned int cpu,
+GRB_API int grb_basic_consume(struct grb_basic *b, unsigned int cpu,
 		      struct grb_basic_event *ev, void *dst, size_t cap);
 
 /**
  * grb_basic_peek - as grb_basic_consume() without consuming (a record
  * that does not decode is skipped and counted all the same).
  */
-int grb_basic_peek(struct grb_basic *b, unsigned int cpu,
+GRB_API int grb_basic_peek(struct grb_basic *b, unsigned int cpu,
 		   struct grb_basic_event *ev, void *dst, size_t cap);
 
 struct grb_basic_counts {
@@ -150,7 +162,7 @@ struct grb_basic_counts {
 };
 
 /** grb_basic_get_counts - counters of buffer @cpu.  Return: 0 or -EINVAL. */
-int grb_basic_get_counts(struct grb_basic *b, unsigned int cpu,
+GRB_API int grb_basic_get_counts(struct grb_basic *b, unsigned int cpu,
 		     struct grb_basic_counts *c);
 
 /**
@@ -158,23 +170,23 @@ int grb_basic_get_counts(struct grb_basic *b, unsigned int cpu,
  * Return: 0 or -EINVAL.
  * Context: no concurrent writer or reader.
  */
-int grb_basic_reset(struct grb_basic *b);
+GRB_API int grb_basic_reset(struct grb_basic *b);
 
 /** grb_basic_record_disable/enable: refuse (-EAGAIN) or allow writes. */
-int grb_basic_record_disable(struct grb_basic *b);
-int grb_basic_record_enable(struct grb_basic *b);
+GRB_API int grb_basic_record_disable(struct grb_basic *b);
+GRB_API int grb_basic_record_enable(struct grb_basic *b);
 
 /** grb_basic_flush - close every open sub-buffer so it can be consumed. */
-int grb_basic_flush(struct grb_basic *b);
+GRB_API int grb_basic_flush(struct grb_basic *b);
 
 /** grb_basic_finalize - end of writing (see grb_channel_finalize()). */
-int grb_basic_finalize(struct grb_basic *b);
+GRB_API int grb_basic_finalize(struct grb_basic *b);
 
 /** grb_basic_nr_bufs - number of buffers (possible CPUs, or 1). */
-unsigned int grb_basic_nr_bufs(const struct grb_basic *b);
+GRB_API unsigned int grb_basic_nr_bufs(const struct grb_basic *b);
 
 /** grb_basic_channel - the engine channel underneath. */
-struct grb_channel *grb_basic_channel(struct grb_basic *b);
+GRB_API struct grb_channel *grb_basic_channel(struct grb_basic *b);
 
 #ifdef __cplusplus
 }

@@ -21,6 +21,8 @@
 #ifndef GRB_CHANNEL_H
 #define GRB_CHANNEL_H
 
+#include "grb/api.h"
+
 #include <stddef.h>
 #include <stdint.h>
 
@@ -61,7 +63,7 @@ struct grb_channel_attr {
  * On error nothing is left allocated.
  * Context: any thread; not signal-safe.
  */
-int grb_channel_create(const struct grb_config *cfg,
+GRB_API int grb_channel_create(const struct grb_config *cfg,
 		       const struct grb_channel_attr *attr,
 		       struct grb_channel **out);
 
@@ -72,7 +74,7 @@ int grb_channel_create(const struct grb_config *cfg,
  * Finalizes the channel first when grb_channel_finalize() was not called.
  * Context: no other thread may use @chan during or after the call.
  */
-void grb_channel_destroy(struct grb_channel *chan);
+GRB_API void grb_channel_destroy(struct grb_channel *chan);
 
 /* Flags for grb_buf_flush() and grb_channel_flush(). */
 enum grb_flush {
@@ -98,14 +100,14 @@ enum grb_flush {
  * Context: any thread, including one that is not a writer; signal-safe.
  * Ordering: as a reservation.
  */
-int grb_buf_flush(struct grb_buf *buf, enum grb_flush how);
+GRB_API int grb_buf_flush(struct grb_buf *buf, enum grb_flush how);
 
 /**
  * grb_channel_flush - grb_buf_flush() on every buffer.
  * Return: 0, or -EINVAL for a NULL @chan or unknown @how; per-buffer
  * "nothing to close" results are not errors here.
  */
-int grb_channel_flush(struct grb_channel *chan, enum grb_flush how);
+GRB_API int grb_channel_flush(struct grb_channel *chan, enum grb_flush how);
 
 /**
  * grb_channel_finalize - end of writing: flush every buffer and mark it
@@ -118,7 +120,7 @@ int grb_channel_flush(struct grb_channel *chan, enum grb_flush how);
  * Context: writers must have returned from their last commit.
  * Ordering: release; pairs with the reader's acquire of the finalized bit.
  */
-int grb_channel_finalize(struct grb_channel *chan);
+GRB_API int grb_channel_finalize(struct grb_channel *chan);
 
 /**
  * grb_channel_record_disable / grb_channel_record_enable - make every
@@ -128,32 +130,32 @@ int grb_channel_finalize(struct grb_channel *chan);
  * Context: any thread.  Ordering: relaxed; a reservation racing with the
  * call may still succeed.
  */
-int grb_channel_record_disable(struct grb_channel *chan);
-int grb_channel_record_enable(struct grb_channel *chan);
-int grb_buf_record_disable(struct grb_buf *buf);
-int grb_buf_record_enable(struct grb_buf *buf);
+GRB_API int grb_channel_record_disable(struct grb_channel *chan);
+GRB_API int grb_channel_record_enable(struct grb_channel *chan);
+GRB_API int grb_buf_record_disable(struct grb_buf *buf);
+GRB_API int grb_buf_record_enable(struct grb_buf *buf);
 
 /**
  * grb_channel_nr_bufs - number of buffers: possible CPUs, or 1.
  * Return: the count (0 for NULL).
  */
-unsigned int grb_channel_nr_bufs(const struct grb_channel *chan);
+GRB_API unsigned int grb_channel_nr_bufs(const struct grb_channel *chan);
 
 /**
  * grb_channel_buf - buffer @i of a channel (the buffer of CPU @i when
  * allocation is per CPU).
  * Return: the buffer, or NULL when @chan is NULL or @i is out of range.
  */
-struct grb_buf *grb_channel_buf(struct grb_channel *chan, unsigned int i);
+GRB_API struct grb_buf *grb_channel_buf(struct grb_channel *chan, unsigned int i);
 
 /** grb_channel_priv - the attr->priv given at creation (NULL for NULL). */
-void *grb_channel_priv(const struct grb_channel *chan);
+GRB_API void *grb_channel_priv(const struct grb_channel *chan);
 
 /** grb_buf_cpu - the buffer's CPU, or -1 for a per-channel buffer. */
-int grb_buf_cpu(const struct grb_buf *buf);
+GRB_API int grb_buf_cpu(const struct grb_buf *buf);
 
 /** grb_buf_channel - the channel a buffer belongs to. */
-struct grb_channel *grb_buf_channel(const struct grb_buf *buf);
+GRB_API struct grb_channel *grb_buf_channel(const struct grb_buf *buf);
 
 /*
  * Counters of one buffer.  When writers and the reader are quiescent and
@@ -188,10 +190,10 @@ struct grb_buf_stats {
  * Return: 0, or -EINVAL for a NULL argument.
  * Context: any thread.
  */
-int grb_buf_get_stats(const struct grb_buf *buf, struct grb_buf_stats *st);
+GRB_API int grb_buf_get_stats(const struct grb_buf *buf, struct grb_buf_stats *st);
 
 /** grb_channel_get_stats - the sum of grb_buf_get_stats() over all buffers. */
-int grb_channel_get_stats(const struct grb_channel *chan,
+GRB_API int grb_channel_get_stats(const struct grb_channel *chan,
 		      struct grb_buf_stats *st);
 
 struct grb_memory {
@@ -206,14 +208,14 @@ struct grb_memory {
  * grb_channel_memory - what a channel's buffers occupy.
  * Return: 0, or -EINVAL for a NULL argument.
  */
-int grb_channel_memory(const struct grb_channel *chan, struct grb_memory *mem);
+GRB_API int grb_channel_memory(const struct grb_channel *chan, struct grb_memory *mem);
 
 /**
  * grb_strerror - a short message for a grb return code.
  * @err: a negative errno returned by a grb function (or 0).
  * Return: a static string; never NULL.
  */
-const char *grb_strerror(int err);
+GRB_API const char *grb_strerror(int err);
 
 #ifdef __cplusplus
 }

@@ -15,6 +15,8 @@
 #ifndef GRB_CONFIG_H
 #define GRB_CONFIG_H
 
+#include "grb/api.h"
+
 #include <stddef.h>
 #include <stdint.h>
 
@@ -173,7 +175,7 @@ struct grb_config {
  * Context: any thread.
  * Ordering: none.
  */
-int grb_config_check(const struct grb_config *cfg);
+GRB_API int grb_config_check(const struct grb_config *cfg);
 
 #ifdef __cplusplus
 }

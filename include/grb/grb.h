@@ -11,6 +11,7 @@
 #include "grb/channel.h"
 #include "grb/reader.h"
 #include "grb/validate.h"
+#include "grb/version.h"
 #include "grb/writer.h"
 
 #endif /* GRB_GRB_H */

@@ -27,6 +27,8 @@
 #ifndef GRB_READER_H
 #define GRB_READER_H
 
+#include "grb/api.h"
+
 #include <stddef.h>
 #include <stdint.h>
 
@@ -43,7 +45,7 @@ struct grb_buf;
  * Return: 0; -EBUSY when another reader has it open; -EINVAL for NULL.
  * Ordering: acquire.
  */
-int grb_reader_open(struct grb_buf *buf);
+GRB_API int grb_reader_open(struct grb_buf *buf);
 
 /**
  * grb_reader_release - stop reading; a held sub-buffer is put back first
@@ -51,7 +53,7 @@ int grb_reader_open(struct grb_buf *buf);
  * Return: 0; -EPERM when not open; -EINVAL for NULL.
  * Ordering: release.
  */
-int grb_reader_release(struct grb_buf *buf);
+GRB_API int grb_reader_release(struct grb_buf *buf);
 
 /**
  * grb_reader_snapshot - the positions a reader can read between.
@@ -64,7 +66,7 @@ int grb_reader_release(struct grb_buf *buf);
  * -EPERM when not open; -EINVAL for NULL.
  * Ordering: acquire.
  */
-int grb_reader_snapshot(struct grb_buf *buf, uint64_t *consumed,
+GRB_API int grb_reader_snapshot(struct grb_buf *buf, uint64_t *consumed,
 			uint64_t *produced);
 
 /**
@@ -79,7 +81,7 @@ int grb_reader_snapshot(struct grb_buf *buf, uint64_t *consumed,
  * -EPERM when not open.
  * Ordering: acquire; pairs with the release in the delivering commit.
  */
-int grb_reader_get_subbuf(struct grb_buf *buf, uint64_t pos);
+GRB_API int grb_reader_get_subbuf(struct grb_buf *buf, uint64_t pos);
 
 /**
  * grb_reader_put_subbuf - release a sub-buffer from grb_reader_get_subbuf().
@@ -87,7 +89,7 @@ int grb_reader_get_subbuf(struct grb_buf *buf, uint64_t pos);
  * NULL.
  * Ordering: release.
  */
-int grb_reader_put_subbuf(struct grb_buf *buf);
+GRB_API int grb_reader_put_subbuf(struct grb_buf *buf);
 
 /**
  * grb_reader_get_next - take the oldest unconsumed sub-buffer.
@@ -99,7 +101,7 @@ int grb_reader_put_subbuf(struct grb_buf *buf);
  * held; -EPERM when not open; -EINVAL for NULL.
  * Ordering: acquire; pairs with the release in the delivering commit.
  */
-int grb_reader_get_next(struct grb_buf *buf);
+GRB_API int grb_reader_get_next(struct grb_buf *buf);
 
 /**
  * grb_reader_put_next - finish a sub-buffer from grb_reader_get_next() and
@@ -109,7 +111,7 @@ int grb_reader_get_next(struct grb_buf *buf);
  * Ordering: release; pairs with the acquire of the consumed position in
  * the reserve slow path (discard mode).
  */
-int grb_reader_put_next(struct grb_buf *buf);
+GRB_API int grb_reader_put_next(struct grb_buf *buf);
 
 /* The sub-buffer the reader holds. */
 struct grb_reader_subbuf {
@@ -125,7 +127,7 @@ struct grb_reader_subbuf {
  * grb_reader_held - describe the held sub-buffer.
  * Return: 0; -EPERM when none is held; -EINVAL for NULL.
  */
-int grb_reader_held(const struct grb_buf *buf, struct grb_reader_subbuf *sb);
+GRB_API int grb_reader_held(const struct grb_buf *buf, struct grb_reader_subbuf *sb);
 
 /**
  * grb_reader_read - copy bytes out of the held sub-buffer.
@@ -136,7 +138,7 @@ int grb_reader_held(const struct grb_buf *buf, struct grb_reader_subbuf *sb);
  * Return: 0; -ERANGE when [offset, offset + len) is not inside the data;
  * -EPERM when none is held; -EINVAL for NULL.
  */
-int grb_reader_read(const struct grb_buf *buf, size_t offset, void *dst,
+GRB_API int grb_reader_read(const struct grb_buf *buf, size_t offset, void *dst,
 		    size_t len);
 
 /**
@@ -152,7 +154,7 @@ int grb_reader_read(const struct grb_buf *buf, size_t offset, void *dst,
  * (@dst then holds a truncated, terminated copy); -EPERM when none is
  * held; -EINVAL for NULL.
  */
-int grb_reader_read_cstr(const struct grb_buf *buf, size_t offset, char *dst,
+GRB_API int grb_reader_read_cstr(const struct grb_buf *buf, size_t offset, char *dst,
 			 size_t cap, size_t *len);
 
 /**
@@ -166,14 +168,14 @@ int grb_reader_read_cstr(const struct grb_buf *buf, size_t offset, char *dst,
  * -EINVAL when the bytes are not a record (or NULL arguments); -ENOTSUP
  * when the client has no decoder; -EPERM when none is held.
  */
-int grb_reader_record(const struct grb_buf *buf, size_t offset,
+GRB_API int grb_reader_record(const struct grb_buf *buf, size_t offset,
 		      struct grb_record *rec);
 
 /**
  * grb_reader_first_record - offset of the first record slot in a
  * sub-buffer: the client's sub-buffer header size.
  */
-size_t grb_reader_first_record(const struct grb_buf *buf);
+GRB_API size_t grb_reader_first_record(const struct grb_buf *buf);
 
 #ifdef __cplusplus
 }

@@ -6,6 +6,8 @@
 #ifndef GRB_VALIDATE_H
 #define GRB_VALIDATE_H
 
+#include "grb/api.h"
+
 #include <stddef.h>
 
 #ifdef __cplusplus
@@ -31,7 +33,7 @@ struct grb_buf;
  * Return: 0 when all hold; -EUCLEAN when one does not; -EINVAL for NULL.
  * Context: any thread, quiescent buffer.
  */
-int grb_buf_validate(const struct grb_buf *buf, char *msg, size_t cap);
+GRB_API int grb_buf_validate(const struct grb_buf *buf, char *msg, size_t cap);
 
 #ifdef __cplusplus
 }

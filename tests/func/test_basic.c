@@ -528,7 +528,7 @@ static void test_zero_copy(int v)
 	EXPECT_COUNTS(b, h, 1, 0, 1, 0, 0, 0);
 	CHECK_EQ(grb_basic_consume(b, h, &ev, dst, sizeof(dst)), 0);
 	CHECK_U64(ev.len, sizeof(exp));
-	CHECK_U64(ev.timestamp, w.ctx.timestamp);
+	CHECK_U64(ev.timestamp, w.timestamp);
 	CHECK(memcmp(dst, exp, sizeof(exp)) == 0);
 
 	/* An empty zero-copy record. */
@@ -537,7 +537,7 @@ static void test_zero_copy(int v)
 	CHECK_EQ(grb_basic_flush(b), 0);
 	CHECK_EQ(grb_basic_consume(b, h, &ev, dst, 0), 0);
 	CHECK_U64(ev.len, 0);
-	CHECK_U64(ev.timestamp, w.ctx.timestamp);
+	CHECK_U64(ev.timestamp, w.timestamp);
 
 	/* Two reservations open at once, committed in reverse order: read
 	 * back in reservation order. */
@@ -547,14 +547,14 @@ static void test_zero_copy(int v)
 	memcpy(w.data, "first!", 6);
 	grb_basic_commit(&w2);
 	grb_basic_commit(&w);
-	CHECK(w.ctx.timestamp <= w2.ctx.timestamp);
+	CHECK(w.timestamp <= w2.timestamp);
 	CHECK_EQ(grb_basic_flush(b), 0);
 	CHECK_EQ(grb_basic_consume(b, h, &ev, dst, sizeof(dst)), 0);
 	CHECK(ev.len == 6 && memcmp(dst, "first!", 6) == 0);
-	CHECK_U64(ev.timestamp, w.ctx.timestamp);
+	CHECK_U64(ev.timestamp, w.timestamp);
 	CHECK_EQ(grb_basic_consume(b, h, &ev, dst, sizeof(dst)), 0);
 	CHECK(ev.len == 7 && memcmp(dst, "second!", 7) == 0);
-	CHECK_U64(ev.timestamp, w2.ctx.timestamp);
+	CHECK_U64(ev.timestamp, w2.timestamp);
 	CHECK_EQ(grb_basic_consume(b, h, &ev, dst, sizeof(dst)), -EAGAIN);
 	EXPECT_COUNTS(b, h, 4, 4, 0, 0, 0, 0);
 	grb_basic_destroy(b);
@@ -837,7 +837,7 @@ static void raw_write(struct grb_basic *b, uint32_t seq)
 	r.seq = seq;
 	r.extra = seq % 11;   /* lengths vary: records start unaligned */
 	CHECK_EQ(grb_basic_reserve(b, sizeof(r) + r.extra, &w), 0);
-	r.ts = w.ctx.timestamp;
+	r.ts = w.timestamp;
 	memcpy(w.data, &r, sizeof(r));
 	memset((char *)w.data + sizeof(r), 0xa5, r.extra);
 	grb_basic_commit(&w);

@@ -41,7 +41,7 @@
 #include <string.h>
 
 #include "check.h"
-#include "grb/impl/hooks.h"
+#include "grb_test_hooks.h"
 #include "stress_util.h"
 #include "tclient.h"
 

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * tests/stress/torture.c - the torture harness: every race-injection point
- * of the library (grb/impl/hooks.h) is filled, per a schedule drawn from
+ * of the library (tests/hooks/grb_test_hooks.h) is filled, per a schedule drawn from
  * the seed, with a busy delay, a yield or a forced change of the CPU the
  * thread reports, while writers (which abandon one record in 32 with
  * grb_try_discard_reserve()), a reader and a flusher run every variant.
@@ -17,7 +17,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 
-#include "grb/impl/hooks.h"
+#include "grb_test_hooks.h"
 #include "stress_util.h"
 #include "tclient.h"
 

@@ -10,6 +10,8 @@
  * data_size / record size tags.  The test client of tests/common covers
  * the same refusals on every variant with its checker.
  */
+#define _GNU_SOURCE
+#include <sched.h>
 #include <string.h>
 #include <unistd.h>
 
@@ -1018,16 +1020,59 @@ static void test_misc(void)
 	grb_channel_destroy(chan);
 }
 
+/* The CPUs this thread may run on, to reach each per-CPU buffer. */
+static int allowed[CPU_SETSIZE], nallowed;
+
+static void read_allowed(void)
+{
+	cpu_set_t set;
+	int c;
+
+	CHECK_EQ(sched_getaffinity(0, sizeof(set), &set), 0);
+	for (c = 0; c < CPU_SETSIZE; c++)
+		if (CPU_ISSET(c, &set))
+			allowed[nallowed++] = c;
+	CHECK(nallowed > 0);
+}
+
+/*
+ * Run on the @k-th allowed CPU (modulo their number) and return the
+ * buffer a reservation of @cfg lands in from there.
+ */
+static unsigned int move_to(const struct grb_config *cfg, unsigned int k)
+{
+	cpu_set_t set;
+	int c = allowed[k % (unsigned int)nallowed];
+
+	CPU_ZERO(&set);
+	CPU_SET(c, &set);
+	CHECK_EQ(sched_setaffinity(0, sizeof(set), &set), 0);
+	return cfg->alloc == GRB_ALLOC_PER_CPU ? (unsigned int)c : 0;
+}
+
+static void restore_affinity(void)
+{
+	cpu_set_t set;
+	int i;
+
+	CPU_ZERO(&set);
+	for (i = 0; i < nallowed; i++)
+		CPU_SET(allowed[i], &set);
+	CHECK_EQ(sched_setaffinity(0, sizeof(set), &set), 0);
+}
+
 /*
  * The refusals above on every test client variant, checked by its
  * checker: each record reserved is read exactly once (or counted as
- * overwritten) and every counted refusal matches a failed write.
+ * overwritten) and every counted refusal matches a failed write.  The
+ * thread moves between the CPUs it may use, so per-CPU variants fill
+ * several buffers.
  */
 static void run_variant(int v)
 {
 	const struct grb_config *cfg = tc_config(v);
 	struct grb_channel *chan = create(cfg, SB, 4);
-	unsigned int nbufs = grb_channel_nr_bufs(chan), i;
+	unsigned int nbufs = grb_channel_nr_bufs(chan), i, off;
 	uint64_t refused = 0;
 	struct tc_checker tc;
 	uint32_t seq = 0;
@@ -1038,7 +1083,7 @@ static void run_variant(int v)
 		CHECK_EQ(grb_reader_open(grb_channel_buf(chan, i)), 0);
 	/* Fill every buffer: discard variants refuse, overwrite ones wrap. */
 	for (; seq < 1500; seq++) {
-		grb_test_set_cpu((int)(seq % nbufs));
+		move_to(cfg, seq);
 		ret = tc_write(cfg, chan, 0, seq, seq % 100);
 		if (ret == 0)
 			tc_mark_reserved(&tc, 0, seq);
@@ -1049,27 +1094,28 @@ static void run_variant(int v)
 	}
 	CHECK(refused > 0 || cfg->mode == GRB_MODE_OVERWRITE);
 	tc_drain_all(&tc, chan);
-	/* Disabled buffer 0 refuses without counting; the others write. */
-	CHECK_EQ(grb_buf_record_disable(grb_channel_buf(chan, 0)), 0);
+	/* A disabled buffer refuses without counting; the others write. */
+	off = move_to(cfg, 0);
+	CHECK_EQ(grb_buf_record_disable(grb_channel_buf(chan, off)), 0);
 	for (; seq < 1600; seq++) {
-		grb_test_set_cpu((int)(seq % nbufs));
+		i = move_to(cfg, seq);
 		ret = tc_write(cfg, chan, 0, seq, 8);
 		if (ret == 0)
 			tc_mark_reserved(&tc, 0, seq);
 		else
 			CHECK_EQ(ret, -EAGAIN);
-		CHECK_EQ(ret == -EAGAIN, seq % nbufs == 0);
+		CHECK_EQ(ret == -EAGAIN, i == off);
 	}
-	CHECK_EQ(grb_buf_record_enable(grb_channel_buf(chan, 0)), 0);
+	CHECK_EQ(grb_buf_record_enable(grb_channel_buf(chan, off)), 0);
 	for (; seq < 1700; seq++) {
-		grb_test_set_cpu((int)(seq % nbufs));
+		move_to(cfg, seq);
 		CHECK_EQ(tc_write(cfg, chan, 0, seq, 8), 0);
 		tc_mark_reserved(&tc, 0, seq);
 	}
 	CHECK_EQ(grb_channel_finalize(chan), 0);
 	for (; seq < 1710; seq++)
 		CHECK_EQ(tc_write(cfg, chan, 0, seq, 8), -ESHUTDOWN);
-	grb_test_set_cpu(-1);
+	restore_affinity();
 	tc_drain_all(&tc, chan);
 	CHECK_U64(tc_final_check(&tc, chan, refused), 0);
 	tc_checker_free(&tc);
@@ -1222,6 +1268,7 @@ int main(void)
 	test_size_wrap_and_small_clock();
 	test_flush();
 	test_misc();
+	read_allowed();
 	for (v = 0; v < TV_COUNT; v++)
 		run_variant(v);
 	test_basic_args();

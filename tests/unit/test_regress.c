@@ -249,10 +249,12 @@ static void test_basic_corrupt_record(void)
 	v = 1;
 	CHECK_EQ(grb_basic_write(b, &v, sizeof(v)), 0);
 	CHECK_EQ(grb_basic_reserve(b, sizeof(v), &w), 0);
-	/* The length word is the first of the record header, which is 8
-	 * bytes (compressed timestamp) or 12 (full) before the payload. */
-	memcpy((char *)w.data - ((w.ctx.rflags & GRB_RFLAG_FULL_TIMESTAMP) ?
-				 12 : 8), &bad, sizeof(bad));
+	/* The length word starts the record header, 12 bytes before the
+	 * payload with a full timestamp (flag bit 31 set), 8 with a
+	 * compressed one (grb/basic.h). */
+	memcpy(&v, (char *)w.data - 12, sizeof(v));
+	memcpy((char *)w.data - (v == (0x80000000u | sizeof(v)) ? 12 : 8),
+	       &bad, sizeof(bad));
 	v = 2;
 	memcpy(w.data, &v, sizeof(v));
 	grb_basic_commit(&w);

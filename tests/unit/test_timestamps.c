@@ -28,7 +28,7 @@
 #include <stdio.h>
 
 #include "check.h"
-#include "grb/impl/hooks.h"
+#include "grb_test_hooks.h"
 #include "tclient.h"
 
 #define ROUNDS 8

@@ -6,6 +6,8 @@
 #ifndef GRB_IMPL_THREAD_H
 #define GRB_IMPL_THREAD_H
 
+#include "grb/api.h"
+
 #include <stddef.h>
 #include <stdint.h>
 
@@ -44,13 +46,12 @@ extern "C" {
 struct grb_thread_state {
 	uint64_t entered;
 	grb_atomic_u64 left_remote;
-	int cpu_override;       /* test hook; -1 when unset */
 };
 
-extern GRB_THREAD_LOCAL struct grb_thread_state grb__tls GRB_TLS_MODEL;
+extern GRB_API GRB_THREAD_LOCAL struct grb_thread_state grb__tls GRB_TLS_MODEL;
 
 /* Out-of-line fallback when the rseq area is not registered. */
-int grb__cpu_slow(void);
+GRB_API int grb__cpu_slow(void);
 
 /*
  * The CPU this thread runs on now.  It may change right after the read;
@@ -70,23 +71,14 @@ static inline int grb__cpu_read(void)
 	return grb__cpu_slow();
 }
 
-#ifdef GRB_TEST_HOOKS
-/* Test builds: grb_test_set_cpu() can make a thread "migrate". */
+/* The CPU for the fast path (a test build may override it). */
 static inline int grb_cpu_current(void)
 {
-	int o = grb__tls.cpu_override;
-
-	return o >= 0 ? o : grb__cpu_read();
+	return GRB_CPU_OVERRIDE(grb__cpu_read());
 }
-#else
-static inline int grb_cpu_current(void)
-{
-	return grb__cpu_read();
-}
-#endif
 
 /* Out of line: a commit of another thread's reservation (src/cpu.c). */
-void grb__nesting_exit_remote(struct grb_thread_state *owner);
+GRB_API void grb__nesting_exit_remote(struct grb_thread_state *owner);
 
 /*
  * Enter one level of reservation nesting; returns the state to record in
@@ -138,17 +130,6 @@ static inline void grb__nesting_exit(struct grb_thread_state *owner)
 		grb__nesting_exit_remote(owner);
 	}
 }
-
-/**
- * grb_test_set_cpu - override the CPU seen by this thread's fast paths.
- * @cpu: CPU number to report, or -1 to read the real CPU again.
- *
- * Only effective in code compiled with GRB_TEST_HOOKS defined before any
- * grb header; it lets a test move a thread to another buffer between
- * reserve and commit, as a migration would.
- * Context: the calling thread only.
- */
-void grb_test_set_cpu(int cpu);
 
 #ifdef __cplusplus
 }

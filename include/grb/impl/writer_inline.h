@@ -10,13 +10,18 @@
 #ifndef GRB_IMPL_WRITER_INLINE_H
 #define GRB_IMPL_WRITER_INLINE_H
 
+#include "grb/api.h"
+
 #include <assert.h>
 #include <errno.h>
 #include <string.h>
 
+/* The contract and struct grb_ctx; when writer.h is the one including
+ * this file, its guard makes this a no-op. */
+#include "grb/writer.h"
+
 #include "grb/align.h"
 #include "grb/impl/compat.h"
-#include "grb/impl/hooks.h"
 #include "grb/impl/layout.h"
 #include "grb/impl/thread.h"
 
@@ -62,13 +67,13 @@ static inline int grb__cc_complete(const struct grb_buf *b, uint64_t cc,
 }
 
 /* Slow paths, in src/. */
-int grb__reserve_slow(const struct grb_config *cfg, struct grb_buf *buf,
+GRB_API int grb__reserve_slow(const struct grb_config *cfg, struct grb_buf *buf,
 		      struct grb_ctx *ctx);
-int grb__reserve_refused_nesting(struct grb_channel *chan, int cpu);
-int grb__discard(const struct grb_config *cfg, struct grb_ctx *ctx);
-void grb__push_reader(struct grb_buf *buf, uint64_t pos);
-uint64_t grb__clear_noref(struct grb_buf *buf, uint64_t slot);
-void grb__deliver(const struct grb_config *cfg, struct grb_buf *buf,
+GRB_API int grb__reserve_refused_nesting(struct grb_channel *chan, int cpu);
+GRB_API int grb__discard(const struct grb_config *cfg, struct grb_ctx *ctx);
+GRB_API void grb__push_reader(struct grb_buf *buf, uint64_t pos);
+GRB_API uint64_t grb__clear_noref(struct grb_buf *buf, uint64_t slot);
+GRB_API void grb__deliver(const struct grb_config *cfg, struct grb_buf *buf,
 		  uint64_t cc, uint64_t pos);
 
 static GRB_ALWAYS_INLINE struct grb_buf *grb__pick_buf(const struct grb_config *cfg,

@@ -1,13 +1,16 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * src/basic_internal.h - the basic client's record format and state,
- * shared by its write side (basic.c) and read side (basic_read.c).
+ * clients/basic/basic_internal.h - the basic client's record format and
+ * state, shared by its write side (basic.c) and read side (basic_read.c).
+ * A client of the engine like any other: it uses only public headers.
  */
 #ifndef GRB_SRC_BASIC_INTERNAL_H
 #define GRB_SRC_BASIC_INTERNAL_H
 
+#include <errno.h>
+
 #include "grb/basic.h"
-#include "internal.h"
+#include "grb/grb.h"
 
 #define GRB_BASIC_FULL_TS  UINT32_C(0x80000000)
 #define GRB_BASIC_LEN_MASK UINT32_C(0x7fffffff)

@@ -1,16 +1,20 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * grb/impl/hooks.h - named race-injection points.
+ * tests/hooks/grb_test_hooks.h - the race-injection points and the CPU
+ * override, for tests only.  Neither this header nor its library
+ * (tests/hooks/hooks.c, linked into grb_hooked) is installed.
  *
  * Every step of reserve, commit, switch, delivery and the reader protocol
- * where another thread's action changes the outcome has a hook.  In normal
- * builds GRB_HOOK() expands to nothing.  Code compiled with GRB_TEST_HOOKS
- * (the tests, and the grb_hooked library they link) calls the function a
- * torture test installed with grb_test_set_hook(), which may delay, yield
- * or move the thread to another CPU to widen the window.
+ * where another thread's action changes the outcome calls GRB_HOOK(point).
+ * The installed headers define GRB_HOOK() as nothing (grb/impl/compat.h).
+ * A hooked build force-includes this header before anything else (the
+ * compiler's -include), so GRB_HOOK() calls the function a test installed
+ * with grb_test_set_hook(), which may delay, yield or move the thread to
+ * another CPU to widen the window; and GRB_CPU_OVERRIDE() lets
+ * grb_test_set_cpu() make a thread "migrate" between reserve and commit.
  */
-#ifndef GRB_IMPL_HOOKS_H
-#define GRB_IMPL_HOOKS_H
+#ifndef GRB_TEST_HOOKS_H
+#define GRB_TEST_HOOKS_H
 
 #ifdef __cplusplus
 extern "C" {
@@ -57,24 +61,33 @@ typedef void (*grb_hook_fn)(enum grb_hook_point point, void *arg);
 /**
  * grb_test_set_hook - install (or, with NULL, remove) the hook called at
  * every injection point, process-wide.
- * Context: while no other thread runs grb code.  Effective only in code
- * compiled with GRB_TEST_HOOKS.
+ * Context: while no other thread runs grb code.
  */
 void grb_test_set_hook(grb_hook_fn fn, void *arg);
 
 /* The name of a hook point, for schedules printed by tests. */
 const char *grb_hook_name(enum grb_hook_point point);
 
-void grb__hook(enum grb_hook_point point);
+void grb_test_hook(enum grb_hook_point point);
 
-#ifdef GRB_TEST_HOOKS
-#define GRB_HOOK(point) grb__hook(point)
-#else
-#define GRB_HOOK(point) ((void)0)
-#endif
+/**
+ * grb_test_set_cpu - override the CPU seen by this thread's fast paths.
+ * @cpu: CPU number to report, or -1 to read the real CPU again.
+ *
+ * Lets a test move a thread to another buffer between reserve and commit,
+ * as a migration would.
+ * Context: the calling thread only.
+ */
+void grb_test_set_cpu(int cpu);
+
+/* The CPU the fast path uses: the override when set, else @cpu. */
+int grb_test_cpu(int cpu);
+
+#define GRB_HOOK(point) grb_test_hook(point)
+#define GRB_CPU_OVERRIDE(cpu) grb_test_cpu(cpu)
 
 #ifdef __cplusplus
 }
 #endif
 
-#endif /* GRB_IMPL_HOOKS_H */
+#endif /* GRB_TEST_HOOKS_H */

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * src/basic.c - the basic client: its configurations, sub-buffer header
- * callbacks, creation and write side.
+ * clients/basic/basic.c - the basic client: its configurations,
+ * sub-buffer header callbacks, creation and write side.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -152,33 +152,50 @@ void grb_basic_destroy(struct grb_basic *b)
 	free(b);
 }
 
+/*
+ * What grb_basic_wctx.opaque holds: the engine's reservation and the
+ * configuration that made it.  may_alias: it lives in a byte array.
+ */
+struct basic_wstate {
+	struct grb_ctx ctx;
+	const struct grb_config *cfg;
+} __attribute__((may_alias));
+
+_Static_assert(sizeof(struct basic_wstate) <= GRB_BASIC_WCTX_OPAQUE,
+	       "grb_basic_wctx.opaque is too small for the engine context");
+_Static_assert(_Alignof(struct basic_wstate) <= _Alignof(uint64_t),
+	       "grb_basic_wctx.opaque is not aligned enough");
+
+static struct basic_wstate *wstate(struct grb_basic_wctx *w)
+{
+	return (struct basic_wstate *)(void *)w->opaque.bytes;
+}
+
 /* The reservation and header write, specialised per configuration. */
 static GRB_ALWAYS_INLINE int basic_reserve(const struct grb_config *cfg,
 					   struct grb_basic *b, size_t len,
-					   struct grb_basic_wctx *w)
+					   struct basic_wstate *st)
 {
+	struct grb_ctx *ctx = &st->ctx;
 	uint32_t word;
 	int ret;
 
-	w->ctx.data_size = len;
-	w->ctx.largest_align = 1;
-	w->ctx.client_priv = NULL;
-	w->cfg = cfg;
-	ret = grb_reserve(cfg, b->chan, &w->ctx);
+	grb_ctx_init(ctx, len, 1);
+	st->cfg = cfg;
+	ret = grb_reserve(cfg, b->chan, ctx);
 	if (ret)
 		return ret;
 	word = (uint32_t)len;
-	if (w->ctx.rflags & GRB_RFLAG_FULL_TIMESTAMP) {
+	if (ctx->rflags & GRB_RFLAG_FULL_TIMESTAMP) {
 		word |= GRB_BASIC_FULL_TS;
-		grb_write(cfg, &w->ctx, &word, sizeof(word));
-		grb_write(cfg, &w->ctx, &w->ctx.timestamp, sizeof(uint64_t));
+		grb_write(cfg, ctx, &word, sizeof(word));
+		grb_write(cfg, ctx, &ctx->timestamp, sizeof(uint64_t));
 	} else {
-		uint32_t low = (uint32_t)w->ctx.timestamp;
+		uint32_t low = (uint32_t)ctx->timestamp;
 
-		grb_write(cfg, &w->ctx, &word, sizeof(word));
-		grb_write(cfg, &w->ctx, &low, sizeof(low));
+		grb_write(cfg, ctx, &word, sizeof(word));
+		grb_write(cfg, ctx, &low, sizeof(low));
 	}
-	w->data = w->ctx.wptr;
 	return 0;
 }
 
@@ -186,14 +203,29 @@ static GRB_ALWAYS_INLINE int basic_write(const struct grb_config *cfg,
 					 struct grb_basic *b,
 					 const void *data, size_t len)
 {
-	struct grb_basic_wctx w;
-	int ret = basic_reserve(cfg, b, len, &w);
+	struct basic_wstate st;
+	int ret = basic_reserve(cfg, b, len, &st);
 
 	if (ret)
 		return ret;
 	if (len)
-		grb_write(cfg, &w.ctx, data, len);
-	grb_commit(cfg, &w.ctx);
+		grb_write(cfg, &st.ctx, data, len);
+	grb_commit(cfg, &st.ctx);
+	return 0;
+}
+
+/* The zero-copy reservation: the engine state goes into the opaque area. */
+static GRB_ALWAYS_INLINE int basic_reserve_w(const struct grb_config *cfg,
+					     struct grb_basic *b, size_t len,
+					     struct grb_basic_wctx *w)
+{
+	struct basic_wstate *st = wstate(w);
+	int ret = basic_reserve(cfg, b, len, st);
+
+	if (ret)
+		return ret;
+	w->data = st->ctx.wptr;
+	w->timestamp = st->ctx.timestamp;
 	return 0;
 }
 
@@ -220,22 +252,24 @@ int grb_basic_reserve(struct grb_basic *b, size_t len,
 	if (!b || !w || len > GRB_BASIC_MAX_LEN)
 		return -EINVAL;
 	switch (b->cfg - basic_configs) {
-	case 0: return basic_reserve(&basic_configs[0], b, len, w);
-	case 1: return basic_reserve(&basic_configs[1], b, len, w);
-	case 2: return basic_reserve(&basic_configs[2], b, len, w);
-	case 3: return basic_reserve(&basic_configs[3], b, len, w);
-	case 4: return basic_reserve(&basic_configs[4], b, len, w);
-	case 5: return basic_reserve(&basic_configs[5], b, len, w);
-	case 6: return basic_reserve(&basic_configs[6], b, len, w);
-	default: return basic_reserve(&basic_configs[7], b, len, w);
+	case 0: return basic_reserve_w(&basic_configs[0], b, len, w);
+	case 1: return basic_reserve_w(&basic_configs[1], b, len, w);
+	case 2: return basic_reserve_w(&basic_configs[2], b, len, w);
+	case 3: return basic_reserve_w(&basic_configs[3], b, len, w);
+	case 4: return basic_reserve_w(&basic_configs[4], b, len, w);
+	case 5: return basic_reserve_w(&basic_configs[5], b, len, w);
+	case 6: return basic_reserve_w(&basic_configs[6], b, len, w);
+	default: return basic_reserve_w(&basic_configs[7], b, len, w);
 	}
 }
 
 void grb_basic_commit(struct grb_basic_wctx *w)
 {
+	struct basic_wstate *st = wstate(w);
+
 	/* The inline commit reads no configuration field (only delivery,
 	 * out of line, does), so it needs no per-variant copy. */
-	grb_commit(w->cfg, &w->ctx);
+	grb_commit(st->cfg, &st->ctx);
 }
 
 int grb_basic_record_disable(struct grb_basic *b)

@@ -1,12 +1,11 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * src/hooks.c - the race-injection hook a torture test installs.  Present
- * in every build so tests can link either library; called only from code
- * compiled with GRB_TEST_HOOKS.
+ * tests/hooks/hooks.c - the race-injection hook and the CPU override of
+ * the test-only grb_hooked library (see grb_test_hooks.h).
  */
 #include <stddef.h>
 
-#include "grb/impl/hooks.h"
+#include "grb_test_hooks.h"
 
 static grb_hook_fn hook_fn;
 static void *hook_arg;
@@ -17,7 +16,7 @@ void grb_test_set_hook(grb_hook_fn fn, void *arg)
 	hook_fn = fn;
 }
 
-void grb__hook(enum grb_hook_point point)
+void grb_test_hook(enum grb_hook_point point)
 {
 	grb_hook_fn fn = hook_fn;
 
@@ -36,4 +35,17 @@ const char *grb_hook_name(enum grb_hook_point point)
 	};
 
 	return (unsigned int)point < GRB_HOOK_COUNT ? names[point] : "?";
+}
+
+/* Per thread: the CPU id to report instead of the real one, or -1. */
+static _Thread_local int cpu_override = -1;
+
+void grb_test_set_cpu(int cpu)
+{
+	cpu_override = cpu < 0 ? -1 : cpu;
+}
+
+int grb_test_cpu(int cpu)
+{
+	return cpu_override >= 0 ? cpu_override : cpu;
 }

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * src/basic_read.c - the basic client's read side: record decoding,
- * consume and peek per buffer, counts and reset.
+ * clients/basic/basic_read.c - the basic client's read side: record
+ * decoding, consume and peek per buffer, counts and reset.
  */
 #include <string.h>
 
