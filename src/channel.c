@@ -7,7 +7,8 @@
 #include <string.h>
 #include <sys/mman.h>
 
-#include "internal.h"
+#include "engine.h"
+#include "grb/align.h"
 
 int grb_config_check(const struct grb_config *cfg)
 {

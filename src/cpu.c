@@ -6,7 +6,8 @@
 #include <stdio.h>
 #include <unistd.h>
 
-#include "internal.h"
+#include "engine.h"
+#include "grb/impl/thread.h"
 
 GRB_THREAD_LOCAL struct grb_thread_state grb__tls GRB_TLS_MODEL;
 

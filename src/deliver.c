@@ -1,10 +1,9 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * src/deliver.c - handing completed sub-buffers to the reader, and the
- * overwrite-mode steps that keep writers and the reader apart: pushing
- * the reader's position and taking a slot back from the reader's reach.
+ * src/deliver.c - handing completed sub-buffers to the reader.  The
+ * overwrite-mode protocol it takes part in is in src/overwrite.c.
  */
-#include "internal.h"
+#include "engine.h"
 
 /*
  * Deliver the sub-buffer holding position pos, whose commit counter just
@@ -75,64 +74,11 @@ void grb__deliver(const struct grb_config *cfg, struct grb_buf *buf,
 	grb_fetch_add_relaxed(&shm->records_delivered, records);
 	/* Pairs with the acquire in grb__push_reader(). */
 	grb_store_release(&cold->records_lap, records);
-	/* Let the reader swap the sub-buffer out (overwrite mode); pairs
-	 * with the reader's acquire load of the id. */
+	/* Let the reader swap the sub-buffer out (overwrite mode). */
 	if (cfg->mode == GRB_MODE_OVERWRITE)
-		grb_store_release(&buf->ids[slot],
-				  phys | GRB_ID_NOREF | grb__id_lap(buf, pos));
+		grb__ow_publish(buf, slot, phys, pos);
 	GRB_HOOK(GRB_HOOK_DELIVER_PUBLISH);
 	/* Publish: pairs with the acquire loads of cc_sb in the reader and
 	 * in grb__subbuf_free(). */
 	grb_store_release(&cold->cc_sb, cc);
-}
-
-/*
- * Overwrite mode: a writer is about to use position pos, a lap ahead of the
- * reader.  Move the consumed position past every sub-buffer that pos
- * overwrites, one sub-buffer per compare-and-swap; each successful swap
- * owns that sub-buffer's records and counts them as overwritten, so a
- * record is never counted both read (the reader claims with the same
- * compare-and-swap in grb_reader_get_next()) and overwritten.
- */
-void grb__push_reader(struct grb_buf *buf, uint64_t pos)
-{
-	struct grb_buf_shm *shm = buf->shm;
-	/* Pairs with the release of the claim or push CAS that set it. */
-	uint64_t c = grb_load_acquire(&shm->consumed);
-	uint64_t records;
-
-	while (grb__subbuf_trunc(buf, pos) - c >= buf->buf_size) {
-		/*
-		 * The lap at c is delivered (the sub-buffer a lap after it was
-		 * opened) and cannot be delivered again while c is still the
-		 * consumed position, so records_lap is that lap's count when
-		 * the CAS below succeeds.  Pairs with grb__deliver().
-		 */
-		records = grb_load_acquire(&buf->cold[grb__slot(buf, c)].records_lap);
-		GRB_HOOK(GRB_HOOK_PUSH_BEFORE_CAS);
-		if (grb_cas_acq_rel(&shm->consumed, &c, c + buf->subbuf_size)) {
-			/* A statistic; the CAS above made the decision. */
-			grb_fetch_add_relaxed(&shm->records_overwritten, records);
-			c += buf->subbuf_size;
-		}
-	}
-}
-
-/*
- * Overwrite mode: take ring slot `slot` out of the reader's reach before
- * writing to it.  The reader may swap the physical sub-buffer under us
- * until NOREF is clear, so retry on the id we find.
- * Return: the physical index now bound to the slot.
- */
-uint64_t grb__clear_noref(struct grb_buf *buf, uint64_t slot)
-{
-	/* Pairs with the release of the reader's swap (src/reader.c). */
-	uint64_t id = grb_load_acquire(&buf->ids[slot]);
-
-	/* acq_rel: acquire pairs with the reader's swap (its reads of the
-	 * spare are done); release orders our push before the clear. */
-	while ((id & GRB_ID_NOREF) &&
-	       !grb_cas_acq_rel(&buf->ids[slot], &id, id & ~GRB_ID_NOREF))
-		;
-	return id & GRB_ID_INDEX_MASK;
 }

@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * src/reader.c - the reader protocol: open, snapshot, get/put sub-buffers.
+ * In overwrite mode the swaps and the claim are src/overwrite.c's.
  *
  * The reader's state (which sub-buffer it holds, its spare in overwrite
  * mode) lives in the buffer's shared description, so a reader in another
@@ -8,7 +9,7 @@
  */
 #include <string.h>
 
-#include "internal.h"
+#include "engine.h"
 
 /* A reader that loses this many races in a row to writers reports -EAGAIN. */
 #define GRB_READER_RETRIES 1000
@@ -95,30 +96,6 @@ static int is_delivered(const struct grb_buf *buf, uint64_t pos)
 }
 
 /*
- * Overwrite mode: exchange the reader's spare with the delivered sub-buffer
- * at pos.  Return: the physical index now held, or -1 when the slot is not
- * (or no longer) the delivered lap at pos.
- */
-static int64_t swap_in(struct grb_buf *buf, uint64_t pos)
-{
-	struct grb_buf_shm *shm = buf->shm;
-	uint64_t slot = grb__slot(buf, pos);
-	uint64_t lap = grb__id_lap(buf, pos) & GRB_ID_LAP_MASK;
-	/* Pairs with the release store of the id in grb__deliver(). */
-	uint64_t id = grb_load_acquire(&buf->ids[slot]);
-	uint64_t spare = (shm->reader_id & GRB_ID_INDEX_MASK) |
-		GRB_ID_NOREF | lap;
-
-	if (!(id & GRB_ID_NOREF) || (id & GRB_ID_LAP_MASK) != lap)
-		return -1;
-	/* Release: our reads of the spare are done before a writer, whose
-	 * acquire load of the id pairs with this, writes into it. */
-	if (!grb_cas_acq_rel(&buf->ids[slot], &id, spare))
-		return -1;
-	return (int64_t)(id & GRB_ID_INDEX_MASK);
-}
-
-/*
  * Only the reader writes records_read, so a relaxed load and store do not
  * lose counts; statistics read it concurrently (a plain word would be a
  * data race).
@@ -140,7 +117,7 @@ static void hold(struct grb_buf *buf, uint64_t kind, uint64_t pos,
 static int get_next_overwrite(struct grb_buf *buf)
 {
 	struct grb_buf_shm *shm = buf->shm;
-	uint64_t c, expected;
+	uint64_t c;
 	int64_t phys;
 	int i;
 
@@ -149,7 +126,7 @@ static int get_next_overwrite(struct grb_buf *buf)
 		c = grb_load_acquire(&shm->consumed);
 		GRB_HOOK(GRB_HOOK_GET_DELIVERED);
 		if (!is_delivered(buf, c) ||
-		    (phys = swap_in(buf, c)) < 0) {
+		    (phys = grb__ow_swap_in(buf, c, shm->reader_id)) < 0) {
 			if (grb_load_acquire(&shm->consumed) != c)
 				continue;   /* pushed by a writer: retry */
 			return drained(buf, c) ? -ENODATA : -EAGAIN;
@@ -158,11 +135,8 @@ static int get_next_overwrite(struct grb_buf *buf)
 		shm->reader_id = (uint64_t)phys;
 		GRB_HOOK(GRB_HOOK_GET_SWAPPED);
 		/* Claim: the same CAS writers use to push the reader, so the
-		 * records are counted either read here or overwritten there;
-		 * acq_rel pairs with the pushes' acq_rel CAS. */
-		expected = c;
-		if (!grb_cas_acq_rel(&shm->consumed, &expected,
-				     c + buf->subbuf_size))
+		 * records are counted either read here or overwritten there. */
+		if (!grb__ow_claim(buf, c))
 			continue;
 		add_read(shm, buf->meta[phys].records);
 		hold(buf, GRB_HELD_NEXT, c, (uint64_t)phys);
@@ -244,7 +218,7 @@ int grb_reader_get_subbuf(struct grb_buf *buf, uint64_t pos)
 		return 0;
 	}
 	GRB_HOOK(GRB_HOOK_GET_DELIVERED);
-	phys = swap_in(buf, pos);
+	phys = grb__ow_swap_in(buf, pos, shm->reader_id);
 	/* A failed swap: pushed past (consumed, acquire as above) or not
 	 * delivered yet. */
 	if (phys < 0)
@@ -259,7 +233,6 @@ int grb_reader_get_subbuf(struct grb_buf *buf, uint64_t pos)
 int grb_reader_put_subbuf(struct grb_buf *buf)
 {
 	struct grb_buf_shm *shm;
-	uint64_t slot, lap, id;
 	int ret = reader_check(buf);
 
 	if (ret)
@@ -268,17 +241,12 @@ int grb_reader_put_subbuf(struct grb_buf *buf)
 	if (shm->held != GRB_HELD_POS)
 		return -EPERM;
 	GRB_HOOK(GRB_HOOK_PUT_BEFORE);
-	if (buf->chan->cfg->mode == GRB_MODE_OVERWRITE) {
-		/* Give the data back to the ring when no writer has taken
-		 * the slot since; otherwise it becomes our spare. */
-		slot = grb__slot(buf, shm->held_pos);
-		lap = grb__id_lap(buf, shm->held_pos) & GRB_ID_LAP_MASK;
-		id = (shm->reader_id & GRB_ID_INDEX_MASK) | GRB_ID_NOREF | lap;
-		/* Release: same pairing as swap_in(). */
-		if (!grb_cas_acq_rel(&buf->ids[slot], &id,
-				     shm->held_phys | GRB_ID_NOREF | lap))
-			shm->reader_id = shm->held_phys;
-	}
+	/* Overwrite mode: give the data back to the ring when no writer has
+	 * taken the slot since; otherwise it becomes our spare. */
+	if (buf->chan->cfg->mode == GRB_MODE_OVERWRITE &&
+	    !grb__ow_swap_back(buf, shm->held_pos, shm->held_phys,
+			       shm->reader_id))
+		shm->reader_id = shm->held_phys;
 	hold(buf, GRB_HELD_NONE, 0, 0);
 	return 0;
 }

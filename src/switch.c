@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * src/switch.c - opening and closing sub-buffers: the reserve slow path,
- * flush, and the commits of headers and padding.
+ * src/switch.c - opening and closing sub-buffers: the free check, the
+ * header and padding commits, flush and discard (the reserve slow path
+ * that drives them is src/reserve.c).
  *
  * A sub-buffer is opened by the reservation that first lands in it (its
  * header is reserved together with that record) and closed by the one
@@ -11,7 +12,8 @@
  * size and end timestamp in the slot's cold counters; whichever commit
  * completes the slot then delivers it (src/deliver.c).
  */
-#include "internal.h"
+#include "engine.h"
+#include "grb/writer.h"
 
 /*
  * Can a writer enter the sub-buffer at position pos?  Its previous lap
@@ -26,27 +28,16 @@ int grb__subbuf_free(const struct grb_config *cfg, struct grb_buf *buf,
 	uint64_t cc_sb = grb_load_acquire(&buf->cold[slot].cc_sb);
 	uint64_t consumed;
 
-	if (((cc_sb - grb__lap_bytes(buf, pos)) & GRB_CC_BYTES_MASK) != 0)
+	if (!grb__prev_lap_delivered(buf, cc_sb, pos))
 		return -EIO;
 	if (cfg->mode == GRB_MODE_DISCARD) {
 		/* Pairs with the release store in grb_reader_put_next(): the
 		 * reader is done with the bytes we are about to overwrite. */
 		consumed = grb_load_acquire(&shm->consumed);
-		if (grb__subbuf_trunc(buf, pos) - consumed >= buf->buf_size)
+		if (grb__lap_ahead(buf, pos, consumed))
 			return -ENOBUFS;
 	}
 	return 0;
-}
-
-/*
- * Count a reservation refused by grb__subbuf_free().  Loss counters are
- * statistics: one atomic add each, relaxed (grb__deliver() says what a
- * sub-buffer header's running count includes).
- */
-static void count_loss(struct grb_buf_shm *shm, int err)
-{
-	grb_fetch_add_relaxed(err == -EIO ? &shm->lost_wrap : &shm->lost_full,
-			      1);
 }
 
 /* Add header or padding bytes (no record) to a slot's commit counter. */
@@ -104,126 +95,6 @@ void grb__end_old(const struct grb_config *cfg, struct grb_buf *buf,
 	grb__set_close(buf, old - 1, used, ts);
 	GRB_HOOK(GRB_HOOK_END_OLD);
 	grb__commit_bytes(cfg, buf, old - 1, buf->subbuf_size - used);
-}
-
-int grb__reserve_refused_nesting(struct grb_channel *chan, int cpu)
-{
-	if ((unsigned int)cpu >= chan->nr_bufs)
-		cpu = 0;
-	grb_fetch_add_relaxed(&chan->bufs[cpu].shm->lost_nesting, 1);
-	return -EBUSY;
-}
-
-/* Why a blocked buffer refuses a reservation. */
-static int blocked_errno(uint64_t blocked)
-{
-	return (blocked & GRB_BLOCKED_FINALIZED) ? -ESHUTDOWN : -EAGAIN;
-}
-
-int grb__reserve_slow(const struct grb_config *cfg, struct grb_buf *buf,
-		      struct grb_ctx *ctx)
-{
-	struct grb_buf_shm *shm = buf->shm;
-	size_t hdr = grb__subbuf_header_size(cfg);
-	uint64_t old, begin, end, blocked, phys;
-	size_t off, pre, size;
-	int ret, old_end, new_start;
-
-	for (;;) {
-		/* Relaxed, as record_disable (src/channel.c); finalize has
-		 * writers stopped first.  offset: a guess the CAS checks. */
-		blocked = grb_load_relaxed(&shm->blocked);
-		if (blocked) {
-			ret = blocked_errno(blocked);
-			goto fail;
-		}
-		old = grb_load_relaxed(&shm->offset);
-		ctx->rflags = 0;
-		ctx->timestamp = grb__timestamp(cfg, buf, &ctx->rflags);
-		off = grb__subbuf_offset(buf, old);
-		begin = old;
-		old_end = 0;
-		new_start = off == 0;
-		if (!new_start) {
-			size = grb__slot_size(cfg, off, ctx, &pre);
-			/*
-			 * data_size first: a huge one wraps the sum, and must
-			 * reach the lost_big refusal below, not look empty.
-			 */
-			if (ctx->data_size > buf->subbuf_size ||
-			    size > buf->subbuf_size - off) {
-				old_end = new_start = 1;
-			} else if (size == 0) {
-				/* Nothing to reserve, and nothing a reader
-				 * could find: refuse, do not count. */
-				ret = -EINVAL;
-				goto fail;
-			}
-		}
-		if (new_start) {
-			begin = grb__subbuf_trunc(buf, old) +
-				(old_end ? buf->subbuf_size : 0);
-			/* A reader may start at any sub-buffer. */
-			if (cfg->timestamp_bits > 0)
-				ctx->rflags |= GRB_RFLAG_FULL_TIMESTAMP;
-			size = grb__slot_size(cfg, hdr, ctx, &pre);
-			/* A record of exactly the room after the sub-buffer
-			 * header fits: "too big" is strictly larger. */
-			if (ctx->data_size > buf->subbuf_size ||
-			    size > buf->subbuf_size - hdr) {
-				grb_fetch_add_relaxed(&shm->lost_big, 1);
-				ret = -ENOSPC;
-				goto fail;
-			}
-			if (size == 0) {
-				ret = -EINVAL;
-				goto fail;
-			}
-			ret = grb__subbuf_free(cfg, buf, begin);
-			if (ret) {
-				/* Our view may be old: other writers may have
-				 * moved on and freed the sub-buffer since.  The
-				 * acquire pairs with their CAS, so the retry
-				 * sees what they saw. */
-				if (grb_load_acquire(&shm->offset) != old)
-					continue;
-				count_loss(shm, ret);
-				goto fail;
-			}
-			begin += hdr;
-		}
-		end = begin + size;
-		GRB_HOOK(GRB_HOOK_SLOW_CHECKED);
-		/* Same pairing as the fast path's CAS. */
-		if (grb_cas_acq_rel(&shm->offset, &old, end))
-			break;
-	}
-	GRB_HOOK(GRB_HOOK_RESERVE_DONE);
-	grb__save_timestamp(cfg, buf, ctx->timestamp);
-	if (old_end)
-		grb__end_old(cfg, buf, old, ctx->timestamp);
-	if (cfg->mode == GRB_MODE_OVERWRITE)
-		phys = grb__overwrite_enter(buf, end - 1);
-	else
-		phys = grb__slot(buf, end - 1);
-	if (new_start) {
-		grb__begin_new(cfg, buf, begin - hdr, phys, ctx->timestamp);
-		grb__commit_bytes(cfg, buf, begin - hdr, hdr);
-	}
-	if (grb__subbuf_offset(buf, end) == 0)
-		grb__set_close(buf, end - 1, buf->subbuf_size, ctx->timestamp);
-	ctx->pre_offset = begin;
-	ctx->end = end;
-	ctx->slot_size = size;
-	ctx->wptr = buf->data + (phys << buf->subbuf_order) +
-		grb__subbuf_offset(buf, begin) + pre;
-	ctx->wend = buf->data + (phys << buf->subbuf_order) +
-		grb__subbuf_offset(buf, begin) + size;
-	grb__ctx_commit_target(buf, ctx, begin);
-	return 0;
-fail:
-	grb__nesting_undo();
-	return ret;
 }
 
 /*

@@ -10,7 +10,7 @@
 #include <stdlib.h>
 
 #include "grb/validate.h"
-#include "internal.h"
+#include "engine.h"
 
 static int broken(char *msg, size_t cap, const char *fmt, ...)
 {
@@ -53,8 +53,7 @@ static int check_ids(const struct grb_buf *buf, uint64_t offset, char *msg,
 	/* In overwrite mode the reader owns one physical sub-buffer: the one
 	 * pinned by get_subbuf, else its spare. */
 	if (shm->mode == GRB_MODE_OVERWRITE) {
-		reader = shm->held == GRB_HELD_POS ? shm->held_phys :
-			shm->reader_id;
+		reader = grb__ow_reader_phys(shm);
 		if (reader >= shm->nr_phys) {
 			ret = broken(msg, cap, "reader holds index %llu",
 				     (unsigned long long)reader);

@@ -23,6 +23,7 @@
 #include "grb/align.h"
 #include "grb/impl/compat.h"
 #include "grb/impl/layout.h"
+#include "grb/impl/position.h"
 #include "grb/impl/thread.h"
 
 #ifdef __cplusplus
@@ -35,36 +36,6 @@ extern "C" {
  * otherwise keeps one out-of-line copy that reads the configuration at
  * run time (measured by bench/, section 4).
  */
-
-/* Position arithmetic; every size is a power of two. */
-static inline uint64_t grb__subbuf_offset(const struct grb_buf *b, uint64_t o)
-{
-	return o & (b->subbuf_size - 1);
-}
-
-static inline uint64_t grb__subbuf_trunc(const struct grb_buf *b, uint64_t o)
-{
-	return o & ~(b->subbuf_size - 1);
-}
-
-static inline uint64_t grb__slot(const struct grb_buf *b, uint64_t o)
-{
-	return (o & (b->buf_size - 1)) >> b->subbuf_order;
-}
-
-/* Commit bytes a slot has seen before the lap holding position o. */
-static inline uint64_t grb__lap_bytes(const struct grb_buf *b, uint64_t o)
-{
-	return (o & ~(b->buf_size - 1)) >> b->nsb_order;
-}
-
-/* True when cc says the lap holding position o is fully committed. */
-static inline int grb__cc_complete(const struct grb_buf *b, uint64_t cc,
-				   uint64_t o)
-{
-	return ((cc - grb__lap_bytes(b, o) - b->subbuf_size)
-		& GRB_CC_BYTES_MASK) == 0;
-}
 
 /* Slow paths, in src/. */
 GRB_API int grb__reserve_slow(const struct grb_config *cfg, struct grb_buf *buf,
@@ -165,25 +136,38 @@ static GRB_ALWAYS_INLINE uint64_t grb__overwrite_enter(struct grb_buf *buf, uint
 	 * Relaxed: consumed only grows, so a stale value is smaller and
 	 * only sends us to grb__push_reader(), which loads it with acquire.
 	 */
-	if (GRB_UNLIKELY(grb__subbuf_trunc(buf, last) -
-			 grb__subbuf_trunc(buf,
-				grb_load_relaxed(&buf->shm->consumed))
-			 >= buf->buf_size))
+	if (GRB_UNLIKELY(grb__lap_ahead(buf, last,
+			grb_load_relaxed(&buf->shm->consumed))))
 		grb__push_reader(buf, last);
 	GRB_HOOK(GRB_HOOK_ENTER_PUSHED);
-	/* Pairs with the release of the reader's swap in src/reader.c. */
+	/* Pairs with the release of the reader's swaps (src/overwrite.c). */
 	id = grb_load_acquire(&buf->ids[slot]);
 	if (GRB_UNLIKELY(id & GRB_ID_NOREF))
 		id = grb__clear_noref(buf, slot);
 	return id & GRB_ID_INDEX_MASK;
 }
 
-/* What grb_commit() adds to and compares with, for the slot holding pos. */
-static GRB_ALWAYS_INLINE void grb__ctx_commit_target(const struct grb_buf *buf,
-					  struct grb_ctx *ctx, uint64_t pos)
+/*
+ * Fill a context for the slot [begin, end) held in physical sub-buffer
+ * phys, pre bytes of padding before the record header: where to write,
+ * and what grb_commit() adds to and compares with.  The fast path and the
+ * slow path (src/reserve.c) both end with it.
+ */
+static GRB_ALWAYS_INLINE void grb__ctx_fill(const struct grb_buf *buf,
+					    struct grb_ctx *ctx,
+					    uint64_t begin, uint64_t end,
+					    size_t pre, uint64_t phys)
 {
-	ctx->cc = &buf->hot[grb__slot(buf, pos)].cc;
-	ctx->cc_done = grb__lap_bytes(buf, pos) + buf->subbuf_size;
+	char *base = buf->data + (phys << buf->subbuf_order) +
+		grb__subbuf_offset(buf, begin);
+
+	ctx->pre_offset = begin;
+	ctx->end = end;
+	ctx->slot_size = (size_t)(end - begin);
+	ctx->wptr = base + pre;
+	ctx->wend = base + (end - begin);
+	ctx->cc = &buf->hot[grb__slot(buf, begin)].cc;
+	ctx->cc_done = grb__lap_bytes(buf, begin) + buf->subbuf_size;
 }
 
 static GRB_ALWAYS_INLINE int grb_reserve(const struct grb_config *cfg,
@@ -194,7 +178,6 @@ static GRB_ALWAYS_INLINE int grb_reserve(const struct grb_config *cfg,
 	uint64_t o_begin, o_end, phys, ts;
 	size_t off, pre, size;
 	unsigned int rflags = 0;
-	char *base;
 	int cpu;
 
 	owner = grb__nesting_enter();
@@ -240,13 +223,7 @@ static GRB_ALWAYS_INLINE int grb_reserve(const struct grb_config *cfg,
 		phys = grb__overwrite_enter(buf, o_end - 1);
 	else
 		phys = grb__slot(buf, o_begin);
-	base = buf->data + (phys << buf->subbuf_order) + off;
-	ctx->pre_offset = o_begin;
-	ctx->end = o_end;
-	ctx->slot_size = size;
-	ctx->wptr = base + pre;
-	ctx->wend = base + size;
-	grb__ctx_commit_target(buf, ctx, o_begin);
+	grb__ctx_fill(buf, ctx, o_begin, o_end, pre, phys);
 	return 0;
 }
 

@@ -1,0 +1,97 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * grb/impl/position.h - position and lap arithmetic, in one place.
+ *
+ * A position is a free-running 64-bit byte count in a buffer (it never
+ * wraps modulo the buffer size and never goes backwards).  Everything
+ * derived from it is a mask or a shift, because sub-buffer size and count
+ * are powers of two:
+ *
+ *   position  | ...lap... | slot (nsb_order bits) | byte (subbuf_order bits) |
+ *
+ * The writer's fast path, the sub-buffer switch, delivery, the reader and
+ * the validator all use these helpers and nothing else to interpret a
+ * position, a commit counter or the lap field of an id word
+ * (docs/design.md, section 4).
+ */
+#ifndef GRB_IMPL_POSITION_H
+#define GRB_IMPL_POSITION_H
+
+#include <stdint.h>
+
+#include "grb/impl/layout.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* Byte of position o inside its sub-buffer. */
+static inline uint64_t grb__subbuf_offset(const struct grb_buf *b, uint64_t o)
+{
+	return o & (b->subbuf_size - 1);
+}
+
+/* Start position of the sub-buffer holding o (its first byte). */
+static inline uint64_t grb__subbuf_trunc(const struct grb_buf *b, uint64_t o)
+{
+	return o & ~(b->subbuf_size - 1);
+}
+
+/* Ring slot of position o: the same for every lap. */
+static inline uint64_t grb__slot(const struct grb_buf *b, uint64_t o)
+{
+	return (o & (b->buf_size - 1)) >> b->subbuf_order;
+}
+
+/* Commit bytes a slot has seen before the lap holding position o. */
+static inline uint64_t grb__lap_bytes(const struct grb_buf *b, uint64_t o)
+{
+	return (o & ~(b->buf_size - 1)) >> b->nsb_order;
+}
+
+/* True when cc says the lap holding position o is fully committed. */
+static inline int grb__cc_complete(const struct grb_buf *b, uint64_t cc,
+				   uint64_t o)
+{
+	return ((cc - grb__lap_bytes(b, o) - b->subbuf_size)
+		& GRB_CC_BYTES_MASK) == 0;
+}
+
+/*
+ * True when the sub-buffer holding pos is a whole buffer (or more) ahead
+ * of the sub-buffer at position c: it would write over c's lap.
+ */
+static inline int grb__lap_ahead(const struct grb_buf *b, uint64_t pos,
+				 uint64_t c)
+{
+	return grb__subbuf_trunc(b, pos) - grb__subbuf_trunc(b, c) >=
+		b->buf_size;
+}
+
+/* True when cc_sb says the lap before the one holding pos was delivered
+ * (a writer may then open pos's sub-buffer). */
+static inline int grb__prev_lap_delivered(const struct grb_buf *b,
+					  uint64_t cc_sb, uint64_t pos)
+{
+	return ((cc_sb - grb__lap_bytes(b, pos)) & GRB_CC_BYTES_MASK) == 0;
+}
+
+/* True when cc_sb says the lap holding position pos has been delivered:
+ * the delivery stores cc_sb = cc at the value that completed the lap. */
+static inline int grb__delivered(const struct grb_buf *b, uint64_t cc_sb,
+				 uint64_t pos)
+{
+	return grb__cc_complete(b, cc_sb, pos);
+}
+
+/* Lap bits of the sub-buffer id word for position pos (layout.h). */
+static inline uint64_t grb__id_lap(const struct grb_buf *b, uint64_t pos)
+{
+	return (pos >> b->buf_order) << GRB_ID_LAP_SHIFT;
+}
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* GRB_IMPL_POSITION_H */

@@ -1,0 +1,66 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * src/engine.h - what the out-of-line parts of the engine share: the
+ * layout and position arithmetic, and each file's entry points.  It does
+ * not include the writer's fast path (grb/writer.h): the reader, delivery
+ * and the validator work on positions, not on reservations.  The files
+ * that do (reserve.c, switch.c) include grb/writer.h themselves.
+ */
+#ifndef GRB_SRC_ENGINE_H
+#define GRB_SRC_ENGINE_H
+
+#include <errno.h>
+#include <stdint.h>
+#include <unistd.h>
+
+#include "grb/api.h"
+#include "grb/channel.h"
+#include "grb/config.h"
+#include "grb/reader.h"
+#include "grb/impl/layout.h"
+#include "grb/impl/position.h"
+
+static inline size_t grb__subbuf_header_size(const struct grb_config *cfg)
+{
+	return cfg->cb.subbuf_header_size ? cfg->cb.subbuf_header_size() : 0;
+}
+
+static inline uint64_t grb__page_size(void)
+{
+	return (uint64_t)sysconf(_SC_PAGESIZE);
+}
+
+/* src/switch.c: opening and closing sub-buffers. */
+int grb__subbuf_free(const struct grb_config *cfg, struct grb_buf *buf,
+		     uint64_t pos);
+void grb__begin_new(const struct grb_config *cfg, struct grb_buf *buf,
+		    uint64_t pos, uint64_t phys, uint64_t ts);
+void grb__commit_bytes(const struct grb_config *cfg, struct grb_buf *buf,
+		       uint64_t pos, uint64_t bytes);
+void grb__set_close(struct grb_buf *buf, uint64_t pos, uint64_t data_size,
+		    uint64_t ts);
+void grb__end_old(const struct grb_config *cfg, struct grb_buf *buf,
+		  uint64_t old, uint64_t ts);
+
+/* src/deliver.c: exported, the inline commit calls it. */
+GRB_API void grb__deliver(const struct grb_config *cfg, struct grb_buf *buf,
+			  uint64_t cc, uint64_t pos);
+
+/*
+ * src/overwrite.c: the overwrite-mode protocol.  push and clear_noref are
+ * exported: the inline reserve calls them (grb__overwrite_enter()).
+ */
+GRB_API void grb__push_reader(struct grb_buf *buf, uint64_t pos);
+GRB_API uint64_t grb__clear_noref(struct grb_buf *buf, uint64_t slot);
+void grb__ow_publish(struct grb_buf *buf, uint64_t slot, uint64_t phys,
+		     uint64_t pos);
+int grb__ow_claim(struct grb_buf *buf, uint64_t c);
+int64_t grb__ow_swap_in(struct grb_buf *buf, uint64_t pos, uint64_t spare);
+int grb__ow_swap_back(struct grb_buf *buf, uint64_t pos, uint64_t held,
+		      uint64_t spare);
+uint64_t grb__ow_reader_phys(const struct grb_buf_shm *shm);
+
+/* src/cpu.c */
+int grb__possible_cpus(void);
+
+#endif /* GRB_SRC_ENGINE_H */
