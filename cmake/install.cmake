@@ -34,22 +34,25 @@ install(FILES
   ${PROJECT_BINARY_DIR}/grbConfigVersion.cmake
   DESTINATION ${CMAKE_INSTALL_LIBDIR}/cmake/grb)
 
-# pkg-config: `pkg-config --cflags --libs grb` links the shared library;
-# with --static, the static one.
-if(IS_ABSOLUTE "${CMAKE_INSTALL_LIBDIR}")
-  set(GRB_PC_LIBDIR "${CMAKE_INSTALL_LIBDIR}")
+# pkg-config: `pkg-config --cflags --libs grb` links the shared library
+# (to link the static one, name it: -l:libgrb.a, or use grb::grb_static).
+# The prefix is found from where grb.pc is, so a tree installed with
+# `cmake --install --prefix DIR` (or moved) still works.
+set(GRB_PC_DIR "${CMAKE_INSTALL_LIBDIR}/pkgconfig")
+if(IS_ABSOLUTE "${CMAKE_INSTALL_LIBDIR}" OR IS_ABSOLUTE "${CMAKE_INSTALL_INCLUDEDIR}")
+  set(GRB_PC_PREFIX "${CMAKE_INSTALL_PREFIX}")
+  set(GRB_PC_LIBDIR "${CMAKE_INSTALL_FULL_LIBDIR}")
+  set(GRB_PC_INCLUDEDIR "${CMAKE_INSTALL_FULL_INCLUDEDIR}")
 else()
+  file(RELATIVE_PATH grb_pc_up "/x/${GRB_PC_DIR}" "/x")
+  string(REGEX REPLACE "/$" "" grb_pc_up "${grb_pc_up}")
+  set(GRB_PC_PREFIX "\${pcfiledir}/${grb_pc_up}")
   set(GRB_PC_LIBDIR "\${prefix}/${CMAKE_INSTALL_LIBDIR}")
-endif()
-if(IS_ABSOLUTE "${CMAKE_INSTALL_INCLUDEDIR}")
-  set(GRB_PC_INCLUDEDIR "${CMAKE_INSTALL_INCLUDEDIR}")
-else()
   set(GRB_PC_INCLUDEDIR "\${prefix}/${CMAKE_INSTALL_INCLUDEDIR}")
 endif()
 configure_file(${PROJECT_SOURCE_DIR}/cmake/grb.pc.in
   ${PROJECT_BINARY_DIR}/grb.pc @ONLY)
-install(FILES ${PROJECT_BINARY_DIR}/grb.pc
-  DESTINATION ${CMAKE_INSTALL_LIBDIR}/pkgconfig)
+install(FILES ${PROJECT_BINARY_DIR}/grb.pc DESTINATION ${GRB_PC_DIR})
 
 install(FILES ${PROJECT_SOURCE_DIR}/LICENSE
   DESTINATION ${CMAKE_INSTALL_DATADIR}/doc/grb)

@@ -73,10 +73,18 @@ struct grb_subbuf_info {
 	uint64_t data_size;
 	/* end only: records committed in this sub-buffer. */
 	uint64_t records;
-	/* end only: running count of records refused on this buffer (full,
-	 * wrap, too big, nesting) when the sub-buffer was delivered. */
+	/*
+	 * end only: running count of records refused on this buffer (full,
+	 * wrap, too big, nesting) when the sub-buffer was delivered.  A
+	 * sub-buffer is delivered when its last commit lands, which need
+	 * not follow position order (a slow committer holds an earlier one
+	 * back), so the counts of consecutive sub-buffers can decrease; a
+	 * reader wanting the losses between two sub-buffers must not take
+	 * the difference blindly.
+	 */
 	uint64_t lost;
-	/* end only: running count of records overwritten on this buffer. */
+	/* end only: running count of records overwritten on this buffer, at
+	 * delivery, with the same caveat as lost. */
 	uint64_t overwritten;
 	/* CPU of the buffer, or -1 for a per-channel buffer. */
 	int cpu;
