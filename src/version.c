@@ -2,13 +2,14 @@
 /*
  * src/version.c - the version the library was built as.
  */
-#include <stddef.h>
-
 #include "grb/version.h"
 
-const char *grb_version(unsigned int *number)
+const char *grb_version(void)
 {
-	if (number)
-		*number = GRB_VERSION_NUMBER;
 	return GRB_VERSION_STRING;
+}
+
+unsigned int grb_version_number(void)
+{
+	return GRB_VERSION_NUMBER;
 }

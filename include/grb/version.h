@@ -27,14 +27,20 @@ extern "C" {
 
 /**
  * grb_version - the version of the library actually loaded.
- * @number: receives GRB_VERSION_NUMBER of the library; may be NULL.
  *
- * Compare with the macros above to detect headers and library that do
- * not match.
+ * Compare with GRB_VERSION_STRING to detect headers and a library that
+ * do not match.
  * Return: the library's GRB_VERSION_STRING (static, never NULL).
  * Context: any thread.
  */
-GRB_API const char *grb_version(unsigned int *number);
+GRB_API const char *grb_version(void);
+
+/**
+ * grb_version_number - the loaded library's GRB_VERSION_NUMBER (0xMMmmpp),
+ * for comparisons: grb_version_number() >= 0x000200 means 0.2 or later.
+ * Context: any thread.
+ */
+GRB_API unsigned int grb_version_number(void);
 
 #ifdef __cplusplus
 }
