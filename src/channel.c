@@ -152,6 +152,8 @@ static void channel_free(struct grb_channel *chan, unsigned int created)
 						      chan->bufs[i].cpu);
 		buf_unmap(&chan->bufs[i]);
 	}
+	if (chan->event_fd >= 0)
+		close(chan->event_fd);
 	free(chan->bufs);
 	free(chan);
 }
@@ -179,6 +181,7 @@ int grb_channel_create(const struct grb_config *cfg,
 	chan->subbuf_size = attr->subbuf_size;
 	chan->num_subbuf = attr->num_subbuf;
 	chan->priv = attr->priv;
+	chan->event_fd = -1;
 	if (attr->name)
 		strncpy(chan->name, attr->name, sizeof(chan->name) - 1);
 	chan->nr_bufs = cfg->alloc == GRB_ALLOC_PER_CPU ?
@@ -222,8 +225,12 @@ int grb_channel_finalize(struct grb_channel *chan)
 		grb_buf_flush(&chan->bufs[i], GRB_FLUSH_ACTIVE);
 		/* Release: the flush above is visible to a reader that sees
 		 * the bit; pairs with the acquire in the reader's drained(). */
-		grb_fetch_or_release(&chan->bufs[i].shm->blocked,
+		grb_fetch_or_seq_cst(&chan->bufs[i].shm->blocked,
 				     GRB_BLOCKED_FINALIZED);
+		/* Waiters of a drained buffer must learn it ends: the same
+		 * handshake as a delivery (src/wait.c); seq_cst, as there. */
+		if (grb_load_seq_cst(&chan->bufs[i].shm->waiting))
+			grb__wake(&chan->bufs[i]);
 		if (chan->cfg->cb.buffer_finalize)
 			chan->cfg->cb.buffer_finalize(&chan->bufs[i], chan->priv,
 						      chan->bufs[i].cpu);

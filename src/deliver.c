@@ -34,8 +34,9 @@ void grb__deliver(const struct grb_config *cfg, struct grb_buf *buf,
 	/*
 	 * Relaxed loads of what this lap's writers stored: the id (cleared
 	 * of NOREF by the lap's first writer, and unchanged since, as the
-	 * reader only swaps an id with NOREF set) and the closer's
-	 * data_size and ts_end.  Each was stored before its writer's commit
+	 * reader only swaps an id with NOREF set), the opener's ts_begin
+	 * and lost_open, and the closer's data_size and ts_end.  Each was
+	 * stored before its writer's commit
 	 * add, a release; our completing add is an acquire that reads the
 	 * end of cc's release sequence, which holds every add of the lap.
 	 * So each store happens before these loads, on any architecture.
@@ -48,9 +49,12 @@ void grb__deliver(const struct grb_config *cfg, struct grb_buf *buf,
 	meta->data_size = grb_load_relaxed(&cold->data_size);
 	meta->records = records;
 	meta->seq = sb_pos >> buf->subbuf_order;
+	meta->ts_begin = grb_load_relaxed(&cold->ts_begin);
+	meta->ts_end = grb_load_relaxed(&cold->ts_end);
+	meta->lost_open = grb_load_relaxed(&cold->lost_open);
 	if (cfg->cb.buffer_end) {
 		info.seq = meta->seq;
-		info.timestamp = grb_load_relaxed(&cold->ts_end);
+		info.timestamp = meta->ts_end;
 		info.data_size = meta->data_size;
 		info.records = records;
 		/*
@@ -78,7 +82,16 @@ void grb__deliver(const struct grb_config *cfg, struct grb_buf *buf,
 	if (cfg->mode == GRB_MODE_OVERWRITE)
 		grb__ow_publish(buf, slot, phys, pos);
 	GRB_HOOK(GRB_HOOK_DELIVER_PUBLISH);
-	/* Publish: pairs with the acquire loads of cc_sb in the reader and
-	 * in grb__subbuf_free(). */
-	grb_store_release(&cold->cc_sb, cc);
+	grb_fetch_add_relaxed(&shm->subbufs_delivered, 1);
+	/*
+	 * Publish: pairs with the acquire loads of cc_sb in the reader and
+	 * in grb__subbuf_free().  seq_cst, with the load of `waiting`: the
+	 * writer's side of the wake-up handshake (src/wait.c), so a reader
+	 * that armed after this load finds the delivery.  (A seq_cst store
+	 * and load rather than a fence: ThreadSanitizer does not model
+	 * fences.)
+	 */
+	grb_store_seq_cst(&cold->cc_sb, cc);
+	if (grb_load_seq_cst(&shm->waiting))
+		grb__wake(buf);
 }

@@ -25,6 +25,16 @@ static inline size_t grb__subbuf_header_size(const struct grb_config *cfg)
 	return cfg->cb.subbuf_header_size ? cfg->cb.subbuf_header_size() : 0;
 }
 
+/* Records refused or overwritten on a buffer so far (relaxed counts). */
+static inline uint64_t grb__lost_total(const struct grb_buf_shm *shm)
+{
+	return grb_load_relaxed(&shm->lost_full) +
+		grb_load_relaxed(&shm->lost_wrap) +
+		grb_load_relaxed(&shm->lost_big) +
+		grb_load_relaxed(&shm->lost_nesting) +
+		grb_load_relaxed(&shm->records_overwritten);
+}
+
 static inline uint64_t grb__page_size(void)
 {
 	return (uint64_t)sysconf(_SC_PAGESIZE);
@@ -59,6 +69,18 @@ int64_t grb__ow_swap_in(struct grb_buf *buf, uint64_t pos, uint64_t spare);
 int grb__ow_swap_back(struct grb_buf *buf, uint64_t pos, uint64_t held,
 		      uint64_t spare);
 uint64_t grb__ow_reader_phys(const struct grb_buf_shm *shm);
+
+/* src/wait.c: exported, the inline commit calls it. */
+GRB_API void grb__wake(struct grb_buf *buf);
+
+/*
+ * src/reader.c: the committed prefix of the sub-buffer at pos, when it is
+ * the one writers are filling and every reservation in it so far is
+ * committed.  Return: 0 with *size bytes (header included) and *records
+ * (may be NULL); -EAGAIN otherwise.  Discard mode only.
+ */
+int grb__live_prefix(struct grb_buf *buf, uint64_t pos, uint64_t *size,
+		     uint64_t *records);
 
 /* src/cpu.c */
 int grb__possible_cpus(void);

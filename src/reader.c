@@ -271,6 +271,9 @@ int grb_reader_held(const struct grb_buf *buf, struct grb_reader_subbuf *sb)
 	sb->padded_size = (meta->data_size + page - 1) & ~(page - 1);
 	sb->records = meta->records;
 	sb->data = buf->data + (buf->shm->held_phys << buf->subbuf_order);
+	sb->ts_begin = meta->ts_begin;
+	sb->ts_end = meta->ts_end;
+	sb->lost_open = meta->lost_open;
 	return 0;
 }
 
@@ -343,4 +346,84 @@ int grb_reader_record(const struct grb_buf *buf, size_t offset,
 	if (offset >= sb.data_size)
 		return -ENODATA;
 	return cfg->cb.record_decode(cfg, sb.data, offset, sb.data_size, rec);
+}
+
+/*
+ * The live read (discard mode).  The sub-buffer at pos is the one writers
+ * are filling when the write position is inside it.  Its committed bytes
+ * since the lap began are (cc - lap bytes): when they equal the reserved
+ * bytes (the position's offset), every reservation made before that
+ * position load is committed, so [0, offset) is a readable prefix.  The
+ * position is loaded again after cc: if it moved, a later reservation may
+ * have committed and made the two counts equal by chance, so the answer
+ * is "not now".  If it did not move, cc holds no commit of a reservation
+ * made after the first load: such a commit would happen after its CAS,
+ * and our acquire of cc would then make that CAS visible to the second
+ * load (coherence).  In discard mode no writer can come back to the
+ * sub-buffer until the reader consumes it, so the prefix stays valid.
+ */
+int grb__live_prefix(struct grb_buf *buf, uint64_t pos, uint64_t *size,
+		     uint64_t *records)
+{
+	struct grb_buf_shm *shm = buf->shm;
+	uint64_t slot = grb__slot(buf, pos), p1, p2, cc, cc_sb;
+
+	/*
+	 * Pairs with the reservation CASes (release).  seq_cst, as every
+	 * load of a readiness check: a waiter's re-check after arming runs
+	 * this (src/wait.c).
+	 */
+	p1 = grb_load_seq_cst(&shm->offset);
+	if (grb__subbuf_trunc(buf, p1) != pos ||
+	    grb__subbuf_offset(buf, p1) == 0)
+		return -EAGAIN;
+	/* Pairs with the commit adds (release): their records are visible. */
+	cc = grb_load_seq_cst(&buf->hot[slot].cc);
+	p2 = grb_load_seq_cst(&shm->offset);
+	if (p2 != p1 || ((cc - grb__lap_bytes(buf, pos)) & GRB_CC_BYTES_MASK)
+	    != grb__subbuf_offset(buf, p1))
+		return -EAGAIN;
+	*size = grb__subbuf_offset(buf, p1);
+	if (records) {
+		/* The previous lap's delivery left cc_sb; the difference is
+		 * this lap's bytes (exactly *size) and its records. */
+		cc_sb = grb_load_acquire(&buf->cold[slot].cc_sb);
+		*records = (cc - cc_sb) >> 32;
+	}
+	return 0;
+}
+
+int grb_reader_live(struct grb_buf *buf, struct grb_reader_subbuf *sb)
+{
+	struct grb_buf_shm *shm;
+	uint64_t c, size, records, slot;
+	int ret = reader_check(buf);
+
+	if (ret)
+		return ret;
+	if (!sb)
+		return -EINVAL;
+	if (buf->chan->cfg->mode != GRB_MODE_DISCARD)
+		return -ENOTSUP;
+	shm = buf->shm;
+	if (shm->held != GRB_HELD_NONE)
+		return -EBUSY;
+	/* Only the reader moves consumed in discard mode. */
+	c = grb_load_relaxed(&shm->consumed);
+	ret = grb__live_prefix(buf, c, &size, &records);
+	if (ret)
+		return drained(buf, c) ? -ENODATA : ret;
+	slot = grb__slot(buf, c);
+	sb->pos = c;
+	sb->seq = c >> buf->subbuf_order;
+	sb->data_size = (size_t)size;
+	sb->padded_size = (size_t)size;
+	sb->records = records;
+	sb->data = buf->data + (slot << buf->subbuf_order);
+	/* The opener's stores, published by its header commit, which the
+	 * acquire of cc in grb__live_prefix() read past. */
+	sb->ts_begin = grb_load_relaxed(&buf->cold[slot].ts_begin);
+	sb->ts_end = 0;
+	sb->lost_open = grb_load_relaxed(&buf->cold[slot].lost_open);
+	return 0;
 }

@@ -71,12 +71,22 @@ void grb__set_close(struct grb_buf *buf, uint64_t pos, uint64_t data_size,
 	grb_store_relaxed(&cold->ts_end, ts);
 }
 
-/* Write the header of the sub-buffer at pos, held in physical phys. */
+/*
+ * Open the sub-buffer at pos, held in physical phys: record when it opened
+ * and how much the buffer had lost by then (a reader attributes the losses
+ * to the gap before this sub-buffer), then write the client's header.
+ * Published by the header's commit that follows (release).
+ */
 void grb__begin_new(const struct grb_config *cfg, struct grb_buf *buf,
 		    uint64_t pos, uint64_t phys, uint64_t ts)
 {
+	struct grb_commit_cold *cold = &buf->cold[grb__slot(buf, pos)];
 	struct grb_subbuf_info info = { 0 };
 
+	/* Relaxed statistics (grb__deliver() says what they include); the
+	 * stores are published by the header commit, as set_close's are. */
+	grb_store_relaxed(&cold->ts_begin, ts);
+	grb_store_relaxed(&cold->lost_open, grb__lost_total(buf->shm));
 	if (!cfg->cb.buffer_begin)
 		return;
 	info.seq = pos >> buf->subbuf_order;

@@ -121,7 +121,42 @@ struct grb_reader_subbuf {
 	size_t padded_size;    /* data_size rounded up to the page size */
 	uint64_t records;      /* records committed in it */
 	const void *data;      /* its first byte, valid until put */
+	uint64_t ts_begin;     /* timestamp of the reservation that opened it */
+	uint64_t ts_end;       /* of the one that closed it (a flush's, or a
+				  discard's); records lie in [ts_begin, ts_end]
+				  and every later record of the buffer is at
+				  or after ts_end (0s without a clock) */
+	/* Records refused or overwritten on the buffer, in total, when it
+	 * opened; see docs/design.md section 13 for what it includes. */
+	uint64_t lost_open;
 };
+
+/**
+ * grb_reader_live - look at the committed start of the sub-buffer writers
+ * are filling, without closing it (discard mode).
+ * @buf: buffer, open for reading, holding nothing.
+ * @sb: receives the prefix: pos and seq of the sub-buffer, data_size the
+ *      bytes from its start (sub-buffer header included) that are all
+ *      committed, records their count, data its first byte, ts_begin and
+ *      lost_open as for a delivered one; ts_end is 0 (it is not closed).
+ *
+ * A low-rate stream reaches its reader this way without a flush, which
+ * would cost the rest of the sub-buffer.  Nothing is held or consumed:
+ * the bytes stay valid and unchanged until the reader consumes that
+ * sub-buffer, and a later call may return a longer prefix of the same
+ * one (decode from where the last call ended; grb_reader_record() does
+ * not apply, call the client's record_decode on sb->data).  When the
+ * sub-buffer is delivered, grb_reader_get_next() returns all of it.
+ * Return: 0; -EAGAIN when there is no such prefix now: the next
+ * sub-buffer to read is already closed (use get_next), none is open, or
+ * some reservation in it is not committed yet; -ENODATA when finalized and
+ * drained; -ENOTSUP in overwrite mode (writers may come back to the
+ * sub-buffer a lap later while it is read: use flush and get_next, or
+ * snapshots); -EBUSY when a sub-buffer is held; -EPERM when not open;
+ * -EINVAL for NULL.
+ * Ordering: acquire; pairs with the commits' release.
+ */
+GRB_API int grb_reader_live(struct grb_buf *buf, struct grb_reader_subbuf *sb);
 
 /**
  * grb_reader_held - describe the held sub-buffer.

@@ -52,6 +52,8 @@ enum grb_hook_point {
 	GRB_HOOK_PUT_BEFORE,
 	/* switch.c grb__discard(): sub-buffer closed, slot not committed. */
 	GRB_HOOK_DISCARD_CLOSED,
+	/* wait.c: a waiter found nothing, has not armed yet. */
+	GRB_HOOK_WAIT_CHECKED,
 	GRB_HOOK_COUNT
 };
 

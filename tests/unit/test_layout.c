@@ -357,7 +357,7 @@ static void test_struct_layout(void)
 	/* One cache line per ring slot for each commit counter kind. */
 	CHECK_EQ(sizeof(struct grb_commit_hot), GRB_CACHELINE);
 	CHECK_EQ(sizeof(struct grb_commit_cold), GRB_CACHELINE);
-	CHECK_EQ(sizeof(struct grb_subbuf_meta), 32);
+	CHECK_EQ(sizeof(struct grb_subbuf_meta), 48);
 	/* Writer, reader position, reader state and counters each start a
 	 * cache line of their own, so they do not share one. */
 	CHECK_EQ(offsetof(struct grb_buf_shm, offset) % GRB_CACHELINE, 0);
@@ -372,6 +372,11 @@ static void test_struct_layout(void)
 	      offsetof(struct grb_buf_shm, active_readers));
 	CHECK(offsetof(struct grb_buf_shm, active_readers) <
 	      offsetof(struct grb_buf_shm, records_delivered));
+	/* The wake line every commit reads is apart from the counters that
+	 * slow paths write. */
+	CHECK_EQ(offsetof(struct grb_buf_shm, waiting) % GRB_CACHELINE, 0);
+	CHECK(offsetof(struct grb_buf_shm, records_delivered) <
+	      offsetof(struct grb_buf_shm, waiting));
 	CHECK_U64(GRB_BLOCKED_DISABLED & GRB_BLOCKED_FINALIZED, 0);
 	CHECK(GRB_HELD_NONE != GRB_HELD_POS && GRB_HELD_POS != GRB_HELD_NEXT &&
 	      GRB_HELD_NONE != GRB_HELD_NEXT);

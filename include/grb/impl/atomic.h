@@ -87,9 +87,29 @@ static inline uint64_t grb_fetch_and_relaxed(grb_atomic_u64 *p, uint64_t v)
 	return __atomic_fetch_and(&p->v, v, __ATOMIC_RELAXED);
 }
 
-static inline void grb_fence_seq_cst(void)
+static inline uint64_t grb_load_seq_cst(const grb_atomic_u64 *p)
 {
-	__atomic_thread_fence(__ATOMIC_SEQ_CST);
+	return __atomic_load_n(&p->v, __ATOMIC_SEQ_CST);
+}
+
+static inline void grb_store_seq_cst(grb_atomic_u64 *p, uint64_t v)
+{
+	__atomic_store_n(&p->v, v, __ATOMIC_SEQ_CST);
+}
+
+static inline uint64_t grb_fetch_add_seq_cst(grb_atomic_u64 *p, uint64_t v)
+{
+	return __atomic_fetch_add(&p->v, v, __ATOMIC_SEQ_CST);
+}
+
+static inline uint64_t grb_fetch_or_seq_cst(grb_atomic_u64 *p, uint64_t v)
+{
+	return __atomic_fetch_or(&p->v, v, __ATOMIC_SEQ_CST);
+}
+
+static inline uint64_t grb_fetch_and_seq_cst(grb_atomic_u64 *p, uint64_t v)
+{
+	return __atomic_fetch_and(&p->v, v, __ATOMIC_SEQ_CST);
 }
 
 static inline void grb_signal_fence(void)
@@ -160,9 +180,29 @@ static inline uint64_t grb_fetch_and_relaxed(grb_atomic_u64 *p, uint64_t v)
 	return atomic_fetch_and_explicit(p, v, memory_order_relaxed);
 }
 
-static inline void grb_fence_seq_cst(void)
+static inline uint64_t grb_load_seq_cst(const grb_atomic_u64 *p)
 {
-	atomic_thread_fence(memory_order_seq_cst);
+	return atomic_load_explicit((grb_atomic_u64 *)p, memory_order_seq_cst);
+}
+
+static inline void grb_store_seq_cst(grb_atomic_u64 *p, uint64_t v)
+{
+	atomic_store_explicit(p, v, memory_order_seq_cst);
+}
+
+static inline uint64_t grb_fetch_add_seq_cst(grb_atomic_u64 *p, uint64_t v)
+{
+	return atomic_fetch_add_explicit(p, v, memory_order_seq_cst);
+}
+
+static inline uint64_t grb_fetch_or_seq_cst(grb_atomic_u64 *p, uint64_t v)
+{
+	return atomic_fetch_or_explicit(p, v, memory_order_seq_cst);
+}
+
+static inline uint64_t grb_fetch_and_seq_cst(grb_atomic_u64 *p, uint64_t v)
+{
+	return atomic_fetch_and_explicit(p, v, memory_order_seq_cst);
 }
 
 /*

@@ -44,7 +44,7 @@ extern "C" {
 
 /* "grbBUF01" in little-endian byte order, first word of every buffer. */
 #define GRB_SHM_MAGIC   UINT64_C(0x3130465542627267)
-#define GRB_SHM_VERSION 2u
+#define GRB_SHM_VERSION 3u
 
 /*
  * Sub-buffer id word: which physical sub-buffer a ring slot (or the
@@ -91,6 +91,16 @@ extern "C" {
 #define GRB_BLOCKED_DISABLED  UINT64_C(1)
 #define GRB_BLOCKED_FINALIZED UINT64_C(2)
 
+/*
+ * Bits of grb_buf_shm.waiting: who waits for this buffer's data.  A waker
+ * takes the bits with one atomic and-not, so one commit per arming pays
+ * for the wake-up call.
+ */
+#define GRB_WAIT_BUF  UINT64_C(1)   /* grb_buf_wait(): futex on wake_seq */
+#define GRB_WAIT_CHAN UINT64_C(2)   /* grb_channel_wait(): buffer 0's
+				       chan_wake_seq */
+#define GRB_WAIT_FD   UINT64_C(4)   /* an armed event fd (grb/wait.h) */
+
 /* What the reader holds (grb_buf_shm.held). */
 #define GRB_HELD_NONE 0u
 #define GRB_HELD_POS  1u   /* grb_reader_get_subbuf(): pinned, not consumed */
@@ -109,7 +119,12 @@ struct grb_commit_cold {
 	/* Set by the one reservation that closes the slot's current lap. */
 	grb_atomic_u64 data_size;
 	grb_atomic_u64 ts_end;
-	char pad[GRB_CACHELINE - 4 * sizeof(grb_atomic_u64)];
+	/* Set by the reservation that opens the slot's current lap: its
+	 * timestamp, and the buffer's running count of records refused or
+	 * overwritten when it opened (src/switch.c grb__begin_new()). */
+	grb_atomic_u64 ts_begin;
+	grb_atomic_u64 lost_open;
+	char pad[GRB_CACHELINE - 6 * sizeof(grb_atomic_u64)];
 };
 
 /*
@@ -120,7 +135,9 @@ struct grb_subbuf_meta {
 	uint64_t data_size;
 	uint64_t records;
 	uint64_t seq;
-	uint64_t reserved;
+	uint64_t ts_begin;      /* the opener's timestamp */
+	uint64_t ts_end;        /* the closer's timestamp */
+	uint64_t lost_open;     /* refused + overwritten when it opened */
 };
 
 struct grb_buf_shm {
@@ -160,6 +177,19 @@ struct grb_buf_shm {
 	grb_atomic_u64 lost_nesting;
 	/* Reservations given back by grb_try_discard_reserve(). */
 	grb_atomic_u64 records_discarded;
+	/* Sub-buffers delivered. */
+	grb_atomic_u64 subbufs_delivered;
+
+	/*
+	 * Wake line: read by every commit (one load of a line that stays
+	 * shared while no reader waits), written when a reader arms a wait
+	 * and when a writer wakes it (src/wait.c).
+	 */
+	GRB_ALIGNAS(GRB_CACHELINE) grb_atomic_u64 waiting;   /* GRB_WAIT_* */
+	grb_atomic_u64 wake_pos;        /* wake at a commit ending here */
+	grb_atomic_u64 wake_delivered;  /* wake at a delivery ending here */
+	grb_atomic_u64 wake_seq;        /* futex word (its low 32 bits) */
+	grb_atomic_u64 chan_wake_seq;   /* buffer 0 only: the channel's */
 };
 
 struct grb_channel;
@@ -189,6 +219,7 @@ struct grb_channel {
 	uint64_t num_subbuf;
 	void *priv;
 	int finalized;
+	int event_fd;                   /* grb_channel_event_fd(), or -1 */
 	char name[64];
 };
 

@@ -42,6 +42,7 @@ GRB_API int grb__reserve_slow(const struct grb_config *cfg, struct grb_buf *buf,
 		      struct grb_ctx *ctx);
 GRB_API int grb__reserve_refused_nesting(struct grb_channel *chan, int cpu);
 GRB_API int grb__discard(const struct grb_config *cfg, struct grb_ctx *ctx);
+GRB_API void grb__wake(struct grb_buf *buf);
 GRB_API void grb__push_reader(struct grb_buf *buf, uint64_t pos);
 GRB_API uint64_t grb__clear_noref(struct grb_buf *buf, uint64_t slot);
 GRB_API void grb__deliver(const struct grb_config *cfg, struct grb_buf *buf,
@@ -280,13 +281,20 @@ static GRB_ALWAYS_INLINE void grb_commit(const struct grb_config *cfg,
 	 * Release publishes the record; acquire lets the thread that
 	 * completes the sub-buffer see every other committer's data before
 	 * it runs buffer_end.  Pairs with the acquire loads of cc_sb in the
-	 * reader and in the reserve slow path, through grb__deliver().
+	 * reader and in the reserve slow path, through grb__deliver(), and
+	 * with a live reader's acquire load of cc.  seq_cst (the same
+	 * instruction as acq_rel on x86-64 and arm64): the writer's side of
+	 * the wake-up handshake, with the load of `waiting` below
+	 * (src/wait.c).
 	 */
-	cc = grb_fetch_add_acq_rel(ctx->cc, add) + add;
+	cc = grb_fetch_add_seq_cst(ctx->cc, add) + add;
 	GRB_HOOK(GRB_HOOK_COMMIT_AFTER);
 	/* Same test as grb__cc_complete(), with its operands from reserve. */
 	if (GRB_UNLIKELY(((cc - ctx->cc_done) & GRB_CC_BYTES_MASK) == 0))
 		grb__deliver(cfg, ctx->buf, cc, ctx->end - 1);
+	/* A reader waits: one load of a line no writer writes. */
+	if (GRB_UNLIKELY(grb_load_seq_cst(&ctx->buf->shm->waiting)))
+		grb__wake(ctx->buf);
 	grb__nesting_exit(ctx->owner);
 }
 

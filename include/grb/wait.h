@@ -1,0 +1,118 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * grb/wait.h - waiting for data without polling: a blocking wait per
+ * buffer and per channel, and an event file descriptor for poll/epoll.
+ *
+ * The wait word is a futex inside the buffer's mapping, so a reader in
+ * another process that maps the buffer waits the same way.  Writers pay
+ * nothing while no reader waits: a commit loads one word (GRB_WAIT_* bits
+ * on a line no writer writes) and finds it zero.  A reader that arms a
+ * wait sets that word; the first commit (or delivery) that meets the
+ * watermark takes the bits back with one atomic and-not and makes the one
+ * wake-up call.  The ordering that keeps a wake-up from being lost is in
+ * docs/design.md, section 20, and in the Spin model.
+ *
+ * Concurrency: one reader per buffer (grb/reader.h); a channel wait or an
+ * armed event fd counts as reading every buffer of the channel.  Writers
+ * run concurrently.  None of these functions is signal-safe.
+ */
+#ifndef GRB_WAIT_H
+#define GRB_WAIT_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "grb/api.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+struct grb_buf;
+struct grb_channel;
+
+/*
+ * When a waiting reader is woken: as soon as either is true.
+ *   subbufs  this many sub-buffers past the consumed position are
+ *            delivered (0 means 1);
+ *   bytes    discard mode only: this many bytes past the consumed
+ *            position are committed and readable, in delivered
+ *            sub-buffers or live in the open one (grb_reader_live());
+ *            0 turns it off.
+ * A finalized buffer with nothing left wakes its waiter too.
+ */
+struct grb_watermark {
+	uint64_t subbufs;
+	uint64_t bytes;
+};
+
+/* Wait forever. */
+#define GRB_WAIT_FOREVER (-1)
+
+/**
+ * grb_buf_wait - block until the buffer's reader has something to read.
+ * @buf: buffer, open for reading.
+ * @wm: watermark, or NULL for one delivered sub-buffer.
+ * @timeout_ns: nanoseconds to wait at most; 0 only checks;
+ *              GRB_WAIT_FOREVER waits without limit.
+ *
+ * Return: 0 when the watermark is met (the data may already be there on
+ * entry); -ENODATA when the buffer is finalized and drained; -ETIMEDOUT
+ * when the time ran out first; -EPERM when the buffer is not open for
+ * reading; -EINVAL for NULL @buf or a negative timeout other than
+ * GRB_WAIT_FOREVER.  A signal does not end the wait early.
+ * Context: the buffer's reader thread.
+ * Ordering: acquire: what the wake-up reports is visible to the reader.
+ */
+GRB_API int grb_buf_wait(struct grb_buf *buf, const struct grb_watermark *wm,
+			 int64_t timeout_ns);
+
+/**
+ * grb_channel_wait - block until any buffer of the channel meets @wm.
+ * @chan: channel whose buffers are all open for reading.
+ * @wm: per-buffer watermark, or NULL for one delivered sub-buffer.
+ * @timeout_ns: as grb_buf_wait().
+ *
+ * Return: 0 when some buffer meets the watermark; -ENODATA when every
+ * buffer is finalized and drained; -ETIMEDOUT; -EPERM when a buffer is not
+ * open for reading; -EINVAL for NULL @chan or a bad timeout.
+ * Context: the channel's reader thread.  Ordering: acquire.
+ */
+GRB_API int grb_channel_wait(struct grb_channel *chan,
+			     const struct grb_watermark *wm,
+			     int64_t timeout_ns);
+
+/**
+ * grb_channel_event_fd - a file descriptor an event loop can poll.
+ * @chan: channel.
+ * @fd: receives a non-blocking eventfd, owned by the channel (closed by
+ *      grb_channel_destroy()); the same one on every call.
+ *
+ * It becomes readable only after grb_channel_arm() returned -EAGAIN and a
+ * buffer then met the watermark; a writer writes to it at most once per
+ * arming, from the commit that wakes.  Read it (or call
+ * grb_channel_arm() again) to clear it.
+ * Return: 0; -EINVAL for NULL; the negative errno of eventfd(2).
+ * Context: any thread, not concurrently with grb_channel_destroy().
+ */
+GRB_API int grb_channel_event_fd(struct grb_channel *chan, int *fd);
+
+/**
+ * grb_channel_arm - arm the event fd before polling it.
+ * @chan: channel with an event fd, every buffer open for reading.
+ * @wm: per-buffer watermark, or NULL for one delivered sub-buffer.
+ *
+ * Return: 0 when a buffer already meets @wm (do not poll: read now, the fd
+ * is not armed); -EAGAIN when armed: poll the fd; -ENODATA when every
+ * buffer is finalized and drained; -EBADF when there is no event fd yet;
+ * -EPERM when a buffer is not open for reading; -EINVAL for NULL @chan.
+ * Context: the channel's reader thread.  Ordering: as grb_channel_wait().
+ */
+GRB_API int grb_channel_arm(struct grb_channel *chan,
+			    const struct grb_watermark *wm);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* GRB_WAIT_H */

@@ -1,0 +1,244 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * tests/unit/test_wait.c - grb/wait.h and grb_reader_live(): every
+ * documented return, a reader woken by a delivery, by finalize and by a
+ * live commit, the event fd armed and fed, and the live prefix of an open
+ * sub-buffer read without closing it.
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <poll.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "check.h"
+#include "grb/grb.h"
+#include "grb/wait.h"
+
+#define SB 4096
+#define REC 64
+
+static const struct grb_config disc = {
+	GRB_ALLOC_PER_CHANNEL, GRB_MODE_DISCARD, 0, { 0 },
+};
+static const struct grb_config ovw = {
+	GRB_ALLOC_PER_CHANNEL, GRB_MODE_OVERWRITE, 0, { 0 },
+};
+
+static struct grb_channel *create(const struct grb_config *cfg)
+{
+	struct grb_channel_attr attr = { "wait", SB, 4, NULL };
+	struct grb_channel *chan = NULL;
+
+	CHECK_EQ(grb_channel_create(cfg, &attr, &chan), 0);
+	return chan;
+}
+
+static void put(const struct grb_config *cfg, struct grb_channel *chan,
+		uint64_t tag)
+{
+	struct grb_ctx ctx = GRB_CTX_INIT(REC, 8);
+
+	CHECK_EQ(grb_reserve(cfg, chan, &ctx), 0);
+	grb_write(cfg, &ctx, &tag, sizeof(tag));
+	grb_write_fill(cfg, &ctx, (int)tag, REC - sizeof(tag));
+	grb_commit(cfg, &ctx);
+}
+
+static uint64_t now_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
+static void test_args(void)
+{
+	struct grb_channel *chan = create(&disc);
+	struct grb_buf *b = grb_channel_buf(chan, 0);
+	struct grb_reader_subbuf sb;
+	int fd;
+
+	CHECK_EQ(grb_buf_wait(NULL, NULL, 0), -EINVAL);
+	CHECK_EQ(grb_buf_wait(b, NULL, -5), -EINVAL);
+	CHECK_EQ(grb_buf_wait(b, NULL, 0), -EPERM);
+	CHECK_EQ(grb_channel_wait(NULL, NULL, 0), -EINVAL);
+	CHECK_EQ(grb_channel_wait(chan, NULL, 0), -EPERM);
+	CHECK_EQ(grb_channel_event_fd(NULL, &fd), -EINVAL);
+	CHECK_EQ(grb_channel_event_fd(chan, NULL), -EINVAL);
+	CHECK_EQ(grb_channel_arm(NULL, NULL), -EINVAL);
+	CHECK_EQ(grb_channel_arm(chan, NULL), -EBADF);
+	CHECK_EQ(grb_reader_live(b, &sb), -EPERM);
+	CHECK_EQ(grb_reader_open(b), 0);
+	CHECK_EQ(grb_reader_live(b, NULL), -EINVAL);
+	CHECK_EQ(grb_reader_live(NULL, &sb), -EINVAL);
+	CHECK_EQ(grb_buf_wait(b, NULL, 0), -ETIMEDOUT);
+	CHECK_EQ(grb_channel_wait(chan, NULL, 0), -ETIMEDOUT);
+	grb_channel_destroy(chan);
+}
+
+static void test_timeout(void)
+{
+	struct grb_channel *chan = create(&disc);
+	struct grb_buf *b = grb_channel_buf(chan, 0);
+	uint64_t t0;
+
+	CHECK_EQ(grb_reader_open(b), 0);
+	t0 = now_ns();
+	CHECK_EQ(grb_buf_wait(b, NULL, 20000000), -ETIMEDOUT);
+	/* It slept (a futex wait), not returned at once. */
+	CHECK(now_ns() - t0 >= 19000000);
+	grb_channel_destroy(chan);
+}
+
+/* The live prefix: records readable before their sub-buffer closes. */
+static void test_live(void)
+{
+	struct grb_channel *chan = create(&disc);
+	struct grb_buf *b = grb_channel_buf(chan, 0);
+	struct grb_watermark bytes = { 1, 3 * REC };
+	struct grb_reader_subbuf sb;
+	uint64_t tag;
+	size_t off;
+
+	CHECK_EQ(grb_reader_open(b), 0);
+	CHECK_EQ(grb_reader_live(b, &sb), -EAGAIN);     /* nothing open */
+	put(&disc, chan, 1);
+	put(&disc, chan, 2);
+	CHECK_EQ(grb_reader_live(b, &sb), 0);
+	CHECK_U64(sb.pos, 0);
+	CHECK_U64(sb.data_size, 2 * REC);
+	CHECK_U64(sb.records, 2);
+	/* Not enough for the byte watermark yet; then enough. */
+	CHECK_EQ(grb_buf_wait(b, &bytes, 0), -ETIMEDOUT);
+	put(&disc, chan, 3);
+	CHECK_EQ(grb_buf_wait(b, &bytes, 0), 0);
+	CHECK_EQ(grb_reader_live(b, &sb), 0);
+	CHECK_U64(sb.records, 3);
+	for (off = 0; off < sb.data_size; off += REC) {
+		memcpy(&tag, (const char *)sb.data + off, sizeof(tag));
+		CHECK_U64(tag, off / REC + 1);
+	}
+	/* Nothing was consumed: the delivered sub-buffer has them all. */
+	CHECK_EQ(grb_reader_get_next(b), -EAGAIN);
+	CHECK_EQ(grb_buf_flush(b, GRB_FLUSH_ACTIVE), 0);
+	CHECK_EQ(grb_reader_live(b, &sb), -EAGAIN);     /* closed now */
+	CHECK_EQ(grb_buf_wait(b, NULL, 0), 0);
+	CHECK_EQ(grb_reader_get_next(b), 0);
+	CHECK_EQ(grb_reader_held(b, &sb), 0);
+	CHECK_U64(sb.records, 3);
+	CHECK_EQ(grb_reader_live(b, &sb), -EBUSY);
+	CHECK_EQ(grb_reader_put_next(b), 0);
+	CHECK_EQ(grb_channel_finalize(chan), 0);
+	CHECK_EQ(grb_reader_live(b, &sb), -ENODATA);
+	CHECK_EQ(grb_buf_wait(b, NULL, GRB_WAIT_FOREVER), -ENODATA);
+	grb_channel_destroy(chan);
+
+	chan = create(&ovw);
+	b = grb_channel_buf(chan, 0);
+	CHECK_EQ(grb_reader_open(b), 0);
+	put(&ovw, chan, 1);
+	CHECK_EQ(grb_reader_live(b, &sb), -ENOTSUP);
+	grb_channel_destroy(chan);
+}
+
+struct waiter {
+	struct grb_channel *chan;
+	int chan_wide;
+	int ret;
+	struct grb_watermark wm;
+};
+
+static void *wait_main(void *arg)
+{
+	struct waiter *w = (struct waiter *)arg;
+
+	w->ret = w->chan_wide ?
+		grb_channel_wait(w->chan, &w->wm, GRB_WAIT_FOREVER) :
+		grb_buf_wait(grb_channel_buf(w->chan, 0), &w->wm,
+			     GRB_WAIT_FOREVER);
+	return NULL;
+}
+
+/* A reader blocked with no timeout, woken by what the main thread does. */
+static void wake_by(int chan_wide, int how)
+{
+	const struct grb_config *cfg = &disc;
+	struct waiter w = { create(cfg), chan_wide, 1, { 1, 0 } };
+	struct grb_buf *b = grb_channel_buf(w.chan, 0);
+	pthread_t t;
+	int i;
+
+	if (how == 2)
+		w.wm.bytes = REC;               /* live: one record */
+	CHECK_EQ(grb_reader_open(b), 0);
+	CHECK_EQ(pthread_create(&t, NULL, wait_main, &w), 0);
+	usleep(20000);                          /* let it block */
+	if (how == 0) {
+		for (i = 0; i < SB / REC; i++)  /* fills and delivers one */
+			put(cfg, w.chan, (uint64_t)i);
+	} else if (how == 1) {
+		CHECK_EQ(grb_channel_finalize(w.chan), 0);
+	} else {
+		put(cfg, w.chan, 7);            /* one commit, no delivery */
+	}
+	CHECK_EQ(pthread_join(t, NULL), 0);
+	CHECK_EQ(w.ret, how == 1 ? -ENODATA : 0);
+	grb_channel_destroy(w.chan);
+}
+
+static void test_event_fd(void)
+{
+	struct grb_channel *chan = create(&disc);
+	struct grb_buf *b = grb_channel_buf(chan, 0);
+	struct pollfd pfd;
+	uint64_t v;
+	int fd, fd2, i;
+
+	CHECK_EQ(grb_channel_event_fd(chan, &fd), 0);
+	CHECK_EQ(grb_channel_event_fd(chan, &fd2), 0);
+	CHECK_EQ(fd, fd2);
+	CHECK_EQ(grb_channel_arm(chan, NULL), -EPERM);
+	CHECK_EQ(grb_reader_open(b), 0);
+	CHECK_EQ(grb_channel_arm(chan, NULL), -EAGAIN);
+	pfd = (struct pollfd){ fd, POLLIN, 0 };
+	CHECK_EQ(poll(&pfd, 1, 0), 0);
+	/* A commit that delivers nothing does not feed it. */
+	put(&disc, chan, 1);
+	CHECK_EQ(poll(&pfd, 1, 0), 0);
+	for (i = 1; i < SB / REC; i++)
+		put(&disc, chan, (uint64_t)i);
+	CHECK_EQ(poll(&pfd, 1, 1000), 1);
+	CHECK_EQ(read(fd, &v, sizeof(v)), (ssize_t)sizeof(v));
+	CHECK_U64(v, 1);
+	/* Data is there: arming says read now, and does not arm. */
+	CHECK_EQ(grb_channel_arm(chan, NULL), 0);
+	CHECK_EQ(grb_reader_get_next(b), 0);
+	CHECK_EQ(grb_reader_put_next(b), 0);
+	CHECK_EQ(grb_channel_arm(chan, NULL), -EAGAIN);
+	CHECK_EQ(grb_channel_finalize(chan), 0);
+	CHECK_EQ(poll(&pfd, 1, 1000), 1);
+	CHECK_EQ(grb_channel_arm(chan, NULL), -ENODATA);
+	grb_channel_destroy(chan);
+}
+
+int main(void)
+{
+	int chan_wide, how;
+
+	/* A lost wake-up would block forever: fail instead. */
+	alarm(60);
+	test_args();
+	test_timeout();
+	test_live();
+	for (chan_wide = 0; chan_wide < 2; chan_wide++)
+		for (how = 0; how < 3; how++)
+			wake_by(chan_wide, how);
+	test_event_fd();
+	printf("test_wait: passed\n");
+	return 0;
+}
