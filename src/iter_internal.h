@@ -1,0 +1,49 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * src/iter_internal.h - the per-buffer iterator's state, shared by the
+ * buffer iterator (src/iter.c) and the channel merge (src/merge.c), which
+ * embeds one per buffer and looks at a record before taking it.
+ */
+#ifndef GRB_SRC_ITER_INTERNAL_H
+#define GRB_SRC_ITER_INTERNAL_H
+
+#include <stdint.h>
+
+#include "grb/iter.h"
+#include "grb/reader.h"
+
+struct grb_buf_iter {
+	struct grb_buf *buf;
+	enum grb_iter_mode mode;
+	int held;                       /* a sub-buffer is held */
+	int live;                       /* sb is a live view */
+	int started;                    /* a sub-buffer was started */
+	struct grb_reader_subbuf sb;    /* held sub-buffer, or live view */
+	size_t next;                    /* offset of the next record in sb */
+	uint64_t taken;                 /* records returned from sb */
+	uint64_t prev_ts;               /* last timestamp rebuilt in sb */
+	uint64_t live_pos;              /* sub-buffer read live, or ~0 */
+	size_t live_next;               /* where its live reading stopped */
+	uint64_t expect_seq;            /* next sub-buffer seq in order */
+	uint64_t lost_seen;             /* losses accounted (a maximum) */
+	uint64_t lost_pending;          /* to report with the next record */
+	uint64_t undecodable;           /* -EIO returned */
+	/*
+	 * No record this buffer returns from now on is older than this: the
+	 * last timestamp returned, or the end of the last closed sub-buffer
+	 * finished, whichever is later (timestamps grow with positions).
+	 */
+	uint64_t bound;
+	uint64_t snap_pos, snap_end;    /* snapshot mode: the range left */
+};
+
+int grb__buf_iter_init(struct grb_buf_iter *it, struct grb_buf *buf,
+		       enum grb_iter_mode mode);
+void grb__buf_iter_fini(struct grb_buf_iter *it);
+/* Decode the next record without taking it; the same record until
+ * grb__buf_iter_advance(). */
+int grb__buf_iter_peek(struct grb_buf_iter *it, struct grb_iter_record *r);
+void grb__buf_iter_advance(struct grb_buf_iter *it,
+			   const struct grb_iter_record *r);
+
+#endif /* GRB_SRC_ITER_INTERNAL_H */

@@ -1,0 +1,217 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * src/merge.c - the channel iterator: every buffer's records merged in
+ * timestamp order with a binary min-heap of the buffers that have a
+ * record waiting, keyed by (timestamp, buffer index, position).
+ *
+ * The rule that keeps the merge in order with idle buffers: the smallest
+ * waiting record is returned only if every buffer without a record
+ * waiting is known to write nothing older, that is, its iterator's bound
+ * (the last timestamp it returned, or the end timestamp of the last
+ * closed sub-buffer it finished) is past the record's timestamp (or equal
+ * to it with a higher buffer index), or the buffer is finalized and
+ * drained.  Timestamps grow with positions inside a buffer
+ * (docs/design.md section 10), so nothing that buffer writes later can be
+ * older than its bound.  An idle buffer's bound moves when it closes a
+ * sub-buffer: grb_channel_tick() delivers an empty one for it.
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "engine.h"
+#include "grb/iter.h"
+#include "iter_internal.h"
+
+enum { SLOT_IDLE, SLOT_QUEUED, SLOT_DONE };
+
+struct grb_chan_iter {
+	struct grb_channel *chan;
+	unsigned int n;
+	struct grb_buf_iter *its;       /* one per buffer */
+	struct grb_iter_record *head;   /* per buffer: its waiting record */
+	unsigned char *state;           /* per buffer: SLOT_* */
+	unsigned int *heap;             /* buffer indexes, min at 0 */
+	unsigned int heap_len;
+	uint64_t last_ts;               /* largest timestamp returned */
+	int returned;                   /* any record returned yet */
+	struct grb_chan_iter_stats st;
+};
+
+/* Does buffer a's waiting record come before buffer b's? */
+static int before(const struct grb_chan_iter *ci, unsigned int a,
+		  unsigned int b)
+{
+	const struct grb_iter_record *ra = &ci->head[a], *rb = &ci->head[b];
+
+	if (ra->timestamp != rb->timestamp)
+		return ra->timestamp < rb->timestamp;
+	return a < b;   /* one record per buffer waits: position is moot */
+}
+
+static void swap(unsigned int *x, unsigned int *y)
+{
+	unsigned int t = *x;
+
+	*x = *y;
+	*y = t;
+}
+
+static void heap_push(struct grb_chan_iter *ci, unsigned int b)
+{
+	unsigned int i = ci->heap_len++, parent;
+
+	ci->heap[i] = b;
+	while (i > 0) {
+		parent = (i - 1) / 2;
+		if (!before(ci, ci->heap[i], ci->heap[parent]))
+			break;
+		swap(&ci->heap[i], &ci->heap[parent]);
+		i = parent;
+	}
+}
+
+static unsigned int heap_pop(struct grb_chan_iter *ci)
+{
+	unsigned int top = ci->heap[0], i = 0, l, r, m;
+
+	ci->heap[0] = ci->heap[--ci->heap_len];
+	for (;;) {
+		l = 2 * i + 1;
+		r = l + 1;
+		m = i;
+		if (l < ci->heap_len && before(ci, ci->heap[l], ci->heap[m]))
+			m = l;
+		if (r < ci->heap_len && before(ci, ci->heap[r], ci->heap[m]))
+			m = r;
+		if (m == i)
+			break;
+		swap(&ci->heap[i], &ci->heap[m]);
+		i = m;
+	}
+	return top;
+}
+
+/* Try to get a waiting record for idle buffer b.  Return: 0, -EIO. */
+static int refill(struct grb_chan_iter *ci, unsigned int b)
+{
+	int ret = grb__buf_iter_peek(&ci->its[b], &ci->head[b]);
+
+	if (ret == 0) {
+		ci->state[b] = SLOT_QUEUED;
+		heap_push(ci, b);
+	} else if (ret == -ENODATA) {
+		ci->state[b] = SLOT_DONE;
+	} else if (ret == -EIO) {
+		ci->st.undecodable++;
+		return ret;
+	}
+	return 0;
+}
+
+/* May buffer b, with nothing waiting, still write something before the
+ * record of buffer top? */
+static int may_precede(const struct grb_chan_iter *ci, unsigned int b,
+		       unsigned int top)
+{
+	uint64_t bound = ci->its[b].bound, ts = ci->head[top].timestamp;
+
+	return bound < ts || (bound == ts && b < top);
+}
+
+int grb_chan_iter_next(struct grb_chan_iter *ci, struct grb_iter_record *r)
+{
+	unsigned int b, top, done = 0;
+	int ret;
+
+	if (!ci || !r)
+		return -EINVAL;
+	for (b = 0; b < ci->n; b++) {
+		if (ci->state[b] == SLOT_IDLE) {
+			ret = refill(ci, b);
+			if (ret)
+				return ret;
+		}
+		done += ci->state[b] == SLOT_DONE;
+	}
+	if (ci->heap_len == 0)
+		return done == ci->n ? -ENODATA : -EAGAIN;
+	top = ci->heap[0];
+	for (b = 0; b < ci->n; b++)
+		if (ci->state[b] == SLOT_IDLE && may_precede(ci, b, top))
+			return -EAGAIN;
+	heap_pop(ci);
+	*r = ci->head[top];
+	grb__buf_iter_advance(&ci->its[top], r);
+	ci->state[top] = SLOT_IDLE;
+	if (ci->returned && r->timestamp < ci->last_ts) {
+		r->flags |= GRB_ITER_LATE;
+		ci->st.late++;
+	} else {
+		ci->last_ts = r->timestamp;
+	}
+	ci->returned = 1;
+	ci->st.records++;
+	ci->st.lost += r->lost;
+	return 0;
+}
+
+int grb_chan_iter_stats(const struct grb_chan_iter *ci,
+			struct grb_chan_iter_stats *st)
+{
+	if (!ci || !st)
+		return -EINVAL;
+	*st = ci->st;
+	return 0;
+}
+
+static void chan_iter_free(struct grb_chan_iter *ci, unsigned int inited)
+{
+	unsigned int b;
+
+	for (b = 0; b < inited; b++)
+		grb__buf_iter_fini(&ci->its[b]);
+	free(ci->its);
+	free(ci->head);
+	free(ci->state);
+	free(ci->heap);
+	free(ci);
+}
+
+int grb_chan_iter_create(struct grb_channel *chan, enum grb_iter_mode mode,
+			 struct grb_chan_iter **out)
+{
+	struct grb_chan_iter *ci;
+	unsigned int b;
+	int ret;
+
+	if (!chan || !out)
+		return -EINVAL;
+	ci = (struct grb_chan_iter *)calloc(1, sizeof(*ci));
+	if (!ci)
+		return -ENOMEM;
+	ci->chan = chan;
+	ci->n = chan->nr_bufs;
+	ci->its = (struct grb_buf_iter *)calloc(ci->n, sizeof(*ci->its));
+	ci->head = (struct grb_iter_record *)calloc(ci->n, sizeof(*ci->head));
+	ci->state = (unsigned char *)calloc(ci->n, 1);
+	ci->heap = (unsigned int *)calloc(ci->n, sizeof(*ci->heap));
+	if (!ci->its || !ci->head || !ci->state || !ci->heap) {
+		chan_iter_free(ci, 0);
+		return -ENOMEM;
+	}
+	for (b = 0; b < ci->n; b++) {
+		ret = grb__buf_iter_init(&ci->its[b], &chan->bufs[b], mode);
+		if (ret) {
+			chan_iter_free(ci, b);
+			return ret;
+		}
+	}
+	*out = ci;
+	return 0;
+}
+
+void grb_chan_iter_destroy(struct grb_chan_iter *ci)
+{
+	if (ci)
+		chan_iter_free(ci, ci->n);
+}

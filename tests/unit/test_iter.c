@@ -1,0 +1,410 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * tests/unit/test_iter.c - the record iterators of grb/iter.h with a
+ * client whose clock the test sets for every record:
+ *  - one buffer, consumed: payloads and rebuilt timestamps (16-bit
+ *    compression across many wraps), live records before their
+ *    sub-buffer closes and no duplicate after it does;
+ *  - losses reported in place and exact in total, discard and overwrite;
+ *  - a snapshot that consumes nothing and ends where it started;
+ *  - the channel merge: timestamp order, ties by buffer, an idle buffer
+ *    that holds the merge back until it closes an empty sub-buffer, a
+ *    clock that goes backwards (returned in place, flagged, counted);
+ *  - an undecodable record: -EIO once, the rest of its sub-buffer lost.
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <sched.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "check.h"
+#include "grb/grb.h"
+#include "grb/iter.h"
+
+#define SB 4096
+#define FULL UINT32_C(0x80000000)
+#define TS_BITS 16
+
+static uint64_t now_val;
+
+static uint64_t test_clock(void)
+{
+	return now_val;
+}
+
+static size_t rec_header(const struct grb_config *cfg, size_t offset,
+			 size_t *pre, const struct grb_ctx *ctx)
+{
+	(void)cfg;
+	*pre = grb_offset_align(offset, 4);
+	return *pre + 4 + ((ctx->rflags & GRB_RFLAG_FULL_TIMESTAMP) ? 8 : 4);
+}
+
+static int rec_decode(const struct grb_config *cfg, const void *subbuf,
+		      size_t offset, size_t data_size, struct grb_record *rec)
+{
+	const char *p = (const char *)subbuf;
+	size_t at = offset + grb_offset_align(offset, 4);
+	uint32_t word, low;
+
+	(void)cfg;
+	if (at + 8 > data_size)
+		return -EINVAL;
+	memcpy(&word, p + at, 4);
+	rec->offset = at;
+	rec->rflags = 0;
+	if (word & FULL) {
+		if (at + 12 > data_size)
+			return -EINVAL;
+		memcpy(&rec->timestamp, p + at + 4, 8);
+		rec->header_len = 12;
+		rec->rflags = GRB_RFLAG_FULL_TIMESTAMP;
+	} else {
+		memcpy(&low, p + at + 4, 4);
+		rec->timestamp = low;
+		rec->header_len = 8;
+	}
+	rec->payload_off = at + rec->header_len;
+	rec->payload_len = word & ~FULL;
+	if (rec->payload_len > data_size - rec->payload_off)
+		return -EINVAL;
+	rec->next = rec->payload_off + rec->payload_len;
+	return 0;
+}
+
+#define CB { .clock_read = test_clock, .record_header_size = rec_header, \
+	     .record_decode = rec_decode }
+
+static const struct grb_config chan_disc = {
+	GRB_ALLOC_PER_CHANNEL, GRB_MODE_DISCARD, TS_BITS, CB };
+static const struct grb_config chan_ovw = {
+	GRB_ALLOC_PER_CHANNEL, GRB_MODE_OVERWRITE, TS_BITS, CB };
+static const struct grb_config cpu_disc = {
+	GRB_ALLOC_PER_CPU, GRB_MODE_DISCARD, TS_BITS, CB };
+
+/* Write a record whose payload is `tag` (8 bytes), at clock value ts. */
+static int put(const struct grb_config *cfg, struct grb_channel *chan,
+	       uint64_t tag, uint64_t ts)
+{
+	struct grb_ctx ctx = GRB_CTX_INIT(8, 4);
+	uint32_t word, low;
+	int ret;
+
+	now_val = ts;
+	ret = grb_reserve(cfg, chan, &ctx);
+	if (ret)
+		return ret;
+	word = 8;
+	if (ctx.rflags & GRB_RFLAG_FULL_TIMESTAMP) {
+		word |= FULL;
+		grb_write(cfg, &ctx, &word, 4);
+		grb_write(cfg, &ctx, &ctx.timestamp, 8);
+	} else {
+		low = (uint32_t)(ctx.timestamp & 0xffff);
+		grb_write(cfg, &ctx, &word, 4);
+		grb_write(cfg, &ctx, &low, 4);
+	}
+	grb_write(cfg, &ctx, &tag, 8);
+	grb_commit(cfg, &ctx);
+	return 0;
+}
+
+static uint64_t tag_of(const struct grb_iter_record *r)
+{
+	uint64_t tag;
+
+	CHECK_EQ(r->payload_len, 8);
+	memcpy(&tag, r->payload, 8);
+	return tag;
+}
+
+static struct grb_channel *create(const struct grb_config *cfg, size_t n)
+{
+	struct grb_channel_attr attr = { "iter", SB, n, NULL };
+	struct grb_channel *chan;
+
+	CHECK_EQ(grb_channel_create(cfg, &attr, &chan), 0);
+	return chan;
+}
+
+/* One buffer: timestamps across 16-bit wraps, live then delivered. */
+static void test_buf_consume(void)
+{
+	struct grb_channel *chan = create(&chan_disc, 64);
+	struct grb_buf *b = grb_channel_buf(chan, 0);
+	struct grb_buf_iter *it;
+	struct grb_iter_record r;
+	uint64_t i, got = 0, ts = UINT64_C(5) << 40;
+
+	CHECK_EQ(grb_buf_iter_create(b, GRB_ITER_CONSUME, &it), 0);
+	CHECK_EQ(grb_buf_iter_create(b, GRB_ITER_CONSUME, &it), -EBUSY);
+	CHECK_EQ(grb_buf_iter_next(it, &r), -EAGAIN);
+	/* Three records, read live: no flush. */
+	for (i = 0; i < 3; i++)
+		CHECK_EQ(put(&chan_disc, chan, i, ts + i * 40000), 0);
+	for (i = 0; i < 3; i++) {
+		CHECK_EQ(grb_buf_iter_next(it, &r), 0);
+		CHECK_U64(tag_of(&r), i);
+		CHECK_U64(r.timestamp, ts + i * 40000);
+		CHECK(r.flags & GRB_ITER_LIVE);
+		CHECK_U64(r.lost, 0);
+		CHECK(r.buf == b);
+	}
+	CHECK_EQ(grb_buf_iter_next(it, &r), -EAGAIN);
+	/* Many more, with steps that wrap the 16 kept bits often. */
+	for (i = 3; i < 2000; i++)
+		CHECK_EQ(put(&chan_disc, chan, i, ts + i * 40000), 0);
+	CHECK_EQ(grb_channel_finalize(chan), 0);
+	for (i = 3; i < 2000; i++) {
+		CHECK_EQ(grb_buf_iter_next(it, &r), 0);
+		CHECK_U64(tag_of(&r), i);
+		CHECK_U64(r.timestamp, ts + i * 40000);
+		got++;
+	}
+	CHECK_EQ(grb_buf_iter_next(it, &r), -ENODATA);
+	CHECK_U64(grb_buf_iter_lost(it), 0);
+	CHECK_U64(got, 1997);
+	grb_buf_iter_destroy(it);
+	grb_channel_destroy(chan);
+}
+
+/* Losses, reported before the records that follow them, exact in total. */
+static void test_lost(const struct grb_config *cfg)
+{
+	struct grb_channel *chan = create(cfg, 4);
+	struct grb_buf *b = grb_channel_buf(chan, 0);
+	struct grb_buf_stats st;
+	struct grb_buf_iter *it;
+	struct grb_iter_record r;
+	uint64_t i, reported = 0, read = 0, last = 0;
+	int ret, refused = 0;
+
+	CHECK_EQ(grb_buf_iter_create(b, GRB_ITER_CONSUME, &it), 0);
+	/* Far more than four sub-buffers hold, with no reader running. */
+	for (i = 0; i < 3000; i++)
+		refused += put(cfg, chan, i, 1000 + i) != 0;
+	CHECK_EQ(grb_channel_finalize(chan), 0);
+	while ((ret = grb_buf_iter_next(it, &r)) == 0) {
+		CHECK(read == 0 || tag_of(&r) > last);
+		/* A gap in the tags is announced by the record after it. */
+		if (read && tag_of(&r) != last + 1)
+			CHECK(r.lost > 0);
+		last = tag_of(&r);
+		reported += r.lost;
+		read++;
+	}
+	CHECK_EQ(ret, -ENODATA);
+	reported += grb_buf_iter_lost(it);
+	CHECK_EQ(grb_buf_get_stats(b, &st), 0);
+	CHECK_U64(st.read, read);
+	CHECK_U64(reported, st.lost_full + st.lost_wrap + st.overwritten);
+	CHECK_U64(read + reported, 3000);
+	CHECK(reported > 0);
+	CHECK_EQ(refused > 0, cfg->mode == GRB_MODE_DISCARD);
+	grb_buf_iter_destroy(it);
+	grb_channel_destroy(chan);
+}
+
+/* A snapshot reads without consuming, and ends where it began. */
+static void test_snapshot(void)
+{
+	struct grb_channel *chan = create(&chan_ovw, 4);
+	struct grb_buf *b = grb_channel_buf(chan, 0);
+	struct grb_buf_iter *it;
+	struct grb_iter_record r;
+	uint64_t i, n1 = 0, n2 = 0, first = 0;
+	int pass;
+
+	for (i = 0; i < 500; i++)
+		CHECK_EQ(put(&chan_ovw, chan, i, 7 + i), 0);
+	CHECK_EQ(grb_buf_flush(b, GRB_FLUSH_ACTIVE), 0);
+	for (pass = 0; pass < 2; pass++) {
+		CHECK_EQ(grb_buf_iter_create(b, GRB_ITER_SNAPSHOT, &it), 0);
+		while (grb_buf_iter_next(it, &r) == 0) {
+			if (pass == 0 && n1 == 0)
+				first = tag_of(&r);
+			CHECK_U64(tag_of(&r), first + (pass ? n2 : n1));
+			*(pass ? &n2 : &n1) += 1;
+			/* Writers go on: the snapshot still ends. */
+			if (pass == 1)
+				CHECK_EQ(put(&chan_ovw, chan, 1000 + n2, 600), 0);
+		}
+		CHECK_EQ(grb_buf_iter_next(it, &r), -ENODATA);
+		grb_buf_iter_destroy(it);
+	}
+	CHECK(n1 > 0);
+	CHECK_U64(n1, n2);
+	CHECK_U64(first + n1, 500);
+	grb_channel_destroy(chan);
+}
+
+static int ncpus_allowed(int *cpus)
+{
+	cpu_set_t set;
+	int c, n = 0;
+
+	CHECK_EQ(sched_getaffinity(0, sizeof(set), &set), 0);
+	for (c = 0; c < CPU_SETSIZE && n < 2; c++)
+		if (CPU_ISSET(c, &set))
+			cpus[n++] = c;
+	return n;
+}
+
+static void run_on(int cpu)
+{
+	cpu_set_t set;
+
+	CPU_ZERO(&set);
+	CPU_SET(cpu, &set);
+	CHECK_EQ(sched_setaffinity(0, sizeof(set), &set), 0);
+}
+
+/* Write tag at ts into the buffer of cpu. */
+static void put_on(struct grb_channel *chan, int cpu, uint64_t tag,
+		   uint64_t ts)
+{
+	run_on(cpu);
+	CHECK_EQ(put(&cpu_disc, chan, tag, ts), 0);
+}
+
+static void test_merge(void)
+{
+	static const uint64_t want[] = { 1, 2, 3, 4, 5, 6, 7, 8 };
+	struct grb_chan_iter_stats st;
+	struct grb_chan_iter *ci;
+	struct grb_iter_record r;
+	struct grb_channel *chan;
+	cpu_set_t all;
+	int cpus[2], i;
+
+	if (ncpus_allowed(cpus) < 2) {
+		printf("test_iter: merge across buffers skipped: one CPU\n");
+		return;
+	}
+	CHECK_EQ(sched_getaffinity(0, sizeof(all), &all), 0);
+	chan = create(&cpu_disc, 16);
+	CHECK_EQ(grb_chan_iter_create(chan, GRB_ITER_CONSUME, &ci), 0);
+	/* Interleaved timestamps across two buffers; 3 and 4 tie at 300:
+	 * the lower buffer index comes first. */
+	put_on(chan, cpus[0], 1, 100);
+	put_on(chan, cpus[1], 2, 200);
+	put_on(chan, cpus[0], 3, 300);
+	put_on(chan, cpus[1], 4, 300);
+	put_on(chan, cpus[1], 5, 400);
+	put_on(chan, cpus[0], 6, 500);
+	for (i = 0; i < 5; i++) {
+		CHECK_EQ(grb_chan_iter_next(ci, &r), 0);
+		CHECK_U64(tag_of(&r), want[i]);
+	}
+	/* 6 (at 500) waits: the other buffer, now idle, returned 400 last
+	 * and may still write something older. */
+	CHECK_EQ(grb_chan_iter_next(ci, &r), -EAGAIN);
+	put_on(chan, cpus[1], 8, 700);
+	CHECK_EQ(grb_chan_iter_next(ci, &r), 0);
+	CHECK_U64(tag_of(&r), 6);
+	/* Now 8 waits for cpus[0], which does write something older. */
+	CHECK_EQ(grb_chan_iter_next(ci, &r), -EAGAIN);
+	put_on(chan, cpus[0], 7, 600);
+	CHECK_EQ(grb_chan_iter_next(ci, &r), 0);
+	CHECK_U64(tag_of(&r), 7);
+	CHECK_EQ(grb_chan_iter_next(ci, &r), -EAGAIN);
+	/* Closing the idle buffer's sub-buffer (what the tick does) tells
+	 * the merge it writes nothing before 800. */
+	now_val = 800;
+	CHECK_EQ(grb_buf_flush(grb_channel_buf(chan, (unsigned int)cpus[0]),
+			       GRB_FLUSH_ACTIVE), 0);
+	CHECK_EQ(grb_chan_iter_next(ci, &r), 0);
+	CHECK_U64(tag_of(&r), 8);
+	/* Idle with nothing open: an empty sub-buffer does the same. */
+	put_on(chan, cpus[1], 11, 820);
+	CHECK_EQ(grb_chan_iter_next(ci, &r), -EAGAIN);
+	now_val = 830;
+	CHECK_EQ(grb_buf_flush(grb_channel_buf(chan, (unsigned int)cpus[0]),
+			       GRB_FLUSH_EMPTY), 0);
+	CHECK_EQ(grb_chan_iter_next(ci, &r), 0);
+	CHECK_U64(tag_of(&r), 11);
+	/* A clock that goes backwards across buffers: returned in place,
+	 * flagged late and counted. */
+	put_on(chan, cpus[1], 9, 900);
+	CHECK_EQ(grb_buf_flush(grb_channel_buf(chan, (unsigned int)cpus[1]),
+			       GRB_FLUSH_ACTIVE), 0);
+	now_val = 950;
+	CHECK_EQ(grb_buf_flush(grb_channel_buf(chan, (unsigned int)cpus[0]),
+			       GRB_FLUSH_EMPTY), 0);
+	CHECK_EQ(grb_chan_iter_next(ci, &r), 0);
+	CHECK_U64(tag_of(&r), 9);
+	CHECK_EQ(r.flags & GRB_ITER_LATE, 0);
+	put_on(chan, cpus[0], 10, 850);     /* below 900, already returned */
+	CHECK_EQ(grb_channel_finalize(chan), 0);
+	CHECK_EQ(grb_chan_iter_next(ci, &r), 0);
+	CHECK_U64(tag_of(&r), 10);
+	CHECK(r.flags & GRB_ITER_LATE);
+	CHECK_EQ(grb_chan_iter_next(ci, &r), -ENODATA);
+	CHECK_EQ(grb_chan_iter_stats(ci, &st), 0);
+	CHECK_U64(st.records, 11);
+	CHECK_U64(st.late, 1);
+	CHECK_U64(st.lost, 0);
+	CHECK_EQ(sched_setaffinity(0, sizeof(all), &all), 0);
+	grb_chan_iter_destroy(ci);
+	grb_channel_destroy(chan);
+}
+
+/* A record a client bug overwrote: -EIO once, its sub-buffer's rest lost. */
+static void test_undecodable(void)
+{
+	struct grb_channel *chan = create(&chan_disc, 8);
+	struct grb_buf *b = grb_channel_buf(chan, 0);
+	struct grb_buf_iter *it;
+	struct grb_iter_record r;
+	struct grb_ctx ctx = GRB_CTX_INIT(8, 4);
+	uint32_t bad = 0x7fff0000u;
+	uint64_t total = 0;
+	int i;
+
+	CHECK_EQ(put(&chan_disc, chan, 1, 10), 0);
+	now_val = 11;
+	CHECK_EQ(grb_reserve(&chan_disc, chan, &ctx), 0);
+	grb_write(&chan_disc, &ctx, &bad, 4);   /* a length past the end */
+	grb_write_fill(&chan_disc, &ctx, 0, 12);
+	grb_commit(&chan_disc, &ctx);
+	for (i = 0; i < 3; i++)
+		CHECK_EQ(put(&chan_disc, chan, 3, 12), 0);
+	CHECK_EQ(grb_buf_flush(b, GRB_FLUSH_ACTIVE), 0);
+	CHECK_EQ(put(&chan_disc, chan, 4, 13), 0);
+	CHECK_EQ(grb_channel_finalize(chan), 0);
+	CHECK_EQ(grb_buf_iter_create(b, GRB_ITER_CONSUME, &it), 0);
+	CHECK_EQ(grb_buf_iter_next(it, &r), 0);
+	CHECK_U64(tag_of(&r), 1);
+	CHECK_EQ(grb_buf_iter_next(it, &r), -EIO);
+	CHECK_EQ(grb_buf_iter_next(it, &r), 0);
+	CHECK_U64(tag_of(&r), 4);
+	CHECK_U64(r.lost, 4);   /* the bad one and the three after it */
+	total += r.lost;
+	CHECK_EQ(grb_buf_iter_next(it, &r), -ENODATA);
+	CHECK_U64(total, 4);
+	grb_buf_iter_destroy(it);
+	grb_channel_destroy(chan);
+}
+
+int main(void)
+{
+	struct grb_buf_iter *it;
+	struct grb_chan_iter *ci;
+	struct grb_iter_record r;
+
+	CHECK_EQ(grb_buf_iter_create(NULL, GRB_ITER_CONSUME, &it), -EINVAL);
+	CHECK_EQ(grb_buf_iter_next(NULL, &r), -EINVAL);
+	CHECK_EQ(grb_chan_iter_create(NULL, GRB_ITER_CONSUME, &ci), -EINVAL);
+	CHECK_EQ(grb_chan_iter_next(NULL, &r), -EINVAL);
+	grb_buf_iter_destroy(NULL);
+	grb_chan_iter_destroy(NULL);
+	test_buf_consume();
+	test_lost(&chan_disc);
+	test_lost(&chan_ovw);
+	test_snapshot();
+	test_merge();
+	test_undecodable();
+	printf("test_iter: passed\n");
+	return 0;
+}
