@@ -11,11 +11,50 @@
  * and drained.  OVERWRITE selects flight-recorder mode (reader spare, push,
  * id swap) or discard mode.  docs/design.md maps each step to the C code.
  *
+ * Four mechanisms sit behind switches of their own, each off by default,
+ * so that every configuration stays small enough to check exhaustively:
+ *
+ *   TRY_DISCARD  the second writer discards its first reservation
+ *                (grb_try_discard_reserve), then reserves and commits one
+ *                more record.  The discard never moves the position back:
+ *                it closes the sub-buffer where the discarded slot begins,
+ *                with one CAS from the slot's end to the next sub-buffer
+ *                start (no CAS when the slot fills its sub-buffer exactly:
+ *                its reservation already closes it), and commits the slot
+ *                and the rest of the sub-buffer as bytes without a record.
+ *                A refused discard (-EBUSY) commits the slot as a record.
+ *   TIMESTAMPS   a ghost clock, last_ts and the full-timestamp rule; the
+ *                reader checks every sub-buffer it reads: the first record
+ *                is full, timestamps do not decrease with positions, and a
+ *                compressed record rebuilds to its true timestamp from the
+ *                previous one.  TSBITS (1) low bits are kept, so both kinds
+ *                of record occur.  The clock ticks once per reading; the
+ *                flusher's reading is left out, as its value only goes to
+ *                ts_end, which the model does not check.
+ *   HANDOFF      the per-thread nesting counters (entered, left_remote).
+ *                The second writer hands its first reservation to the
+ *                first writer, which commits it from its own thread, while
+ *                the second writer goes on to reserve and commit another
+ *                record; the nested writer runs on the first writer's
+ *                thread.  At the end every thread's open count is 0.
+ *                MAXNEST is GRB_MAX_NESTING.
+ *   PINNED       besides consuming, the reader may pin a delivered
+ *                sub-buffer anywhere in [consumed, produced) and put it
+ *                back (get_subbuf/put_subbuf), at most NPIN times per run.
+ *
+ * NESTED=0 drops the nested writer and FLUSH_EMPTY=0 the header-only
+ * flush; model/check.sh uses them where a combination would otherwise be
+ * too large to search exhaustively.
+ *
  * Ghost state, not in the C code, turns the properties into assertions:
  *   owner[b]   writer holding physical byte b between reserve and commit
  *   reading[b] the reader is reading byte b
  *   tag[b]     position + 1 of the byte last written at b, so a reader
  *              can tell data of the lap it expects from older or newer data
+ *   disc[b]    byte b belongs to a discarded slot (TRY_DISCARD)
+ *   rts[b], rfull[b]  timestamp + 1 and full flag of the record whose
+ *              first byte is b, 0 on every other byte (TIMESTAMPS)
+ *   clock      the clock every thread reads, monotonic across threads
  *
  * Memory model.  The model is sequentially consistent.  grb's C code makes
  * every decision shared between threads either with a read-modify-write
@@ -30,7 +69,52 @@
  * retry, and no decision reads two plain words that a Dekker-style store
  * pair would order.  Each step below that stands for an acquire load or a
  * CAS therefore reads the latest value, and each publication is one step
- * taken after the writes it publishes.
+ * taken after the writes it publishes.  A plain store that only the
+ * commit completing the lap reads (data_size) and the ghost updates share
+ * the step of the commit add that publishes them: nothing can observe
+ * them in between.
+ *
+ * The new steps keep that argument:
+ *
+ * - The discard CAS is one more read-modify-write on offset (acq_rel in
+ *   C, as the flush CAS): it takes its place in offset's single
+ *   modification order like a flush CAS, and as an RMW it continues the
+ *   release sequence later writers acquire through.  The model needs
+ *   nothing more of it: the writer after it opens a new sub-buffer and
+ *   acquires what that needs in grb__subbuf_free, and the discard's
+ *   data_size is published as a closer's is, by the discard's commit add
+ *   (a release), and read only by the commit that completes the lap.
+ *   Because offset never goes back, a writer that loaded the slot's end
+ *   before the discard either fails its CAS or, after an exact fill,
+ *   opens the next sub-buffer.
+ *
+ * - last_ts is a relaxed store after the reservation CAS and a relaxed
+ *   load between the clock read and the CAS.  A writer B must never see
+ *   the last_ts of a writer W that reserves after it in position order.
+ *   As offset only moves forward, W's CAS reads the value of B's CAS or
+ *   of a later RMW in offset's release sequence, so the release half of
+ *   B's CAS (acq_rel) synchronises with W's acquire, and B's load of
+ *   last_ts, sequenced before B's CAS, happens before W's store; coherence
+ *   forbids it to read that store.  Without the release half an ARM or
+ *   POWER core may satisfy B's load late, after W's store.  The model,
+ *   where B's load is a step before its CAS, gives the same guarantee.
+ *   It lets a writer pause between its CAS and its store, so stores arrive
+ *   out of order and a later reader of last_ts sees an older value, as C
+ *   allows; design.md section 10 shows any value from an earlier
+ *   reservation yields a right delta or a needless full timestamp.
+ *   The clock is read after the offset load and is monotonic across
+ *   threads, as design.md section 16 requires of clock_read.
+ *
+ * - left_remote is only changed by an atomic increment, so no increment
+ *   is lost at any order; entered is a plain word only its own thread
+ *   writes, and a nested writer (signal handler) runs between two of its
+ *   thread's steps, never inside one.  The owner reads left_remote
+ *   relaxed only to refuse; in the model that load is the latest value,
+ *   and a stale one in C can only refuse more.
+ *
+ * - put_subbuf's CAS on the id is another RMW on the id word, like the
+ *   swap; get_subbuf's loads of consumed, offset and cc_sb are acquire
+ *   loads like get_next's.
  */
 
 #ifndef NSB
@@ -62,6 +146,36 @@
 #ifndef FLUSH_EMPTY
 #define FLUSH_EMPTY 1
 #endif
+/* Is the first writer interrupted by a nested writer? */
+#ifndef NESTED
+#define NESTED 1
+#endif
+
+/* The mechanisms beyond the core, each off unless asked for. */
+#ifndef TRY_DISCARD
+#define TRY_DISCARD 0
+#endif
+#ifndef TIMESTAMPS
+#define TIMESTAMPS 0
+#endif
+#ifndef TSBITS
+#define TSBITS 1
+#endif
+#ifndef HANDOFF
+#define HANDOFF 0
+#endif
+#ifndef MAXNEST
+#define MAXNEST 4
+#endif
+#ifndef PINNED
+#define PINNED 0
+#endif
+#ifndef NPIN
+#define NPIN 1
+#endif
+#if TRY_DISCARD && HANDOFF
+#error "TRY_DISCARD and HANDOFF each script the second writer; pick one"
+#endif
 
 #define BUFSIZE (NSB * SBSIZE)
 #if OVERWRITE
@@ -75,6 +189,11 @@
 #define LAP(p)    ((p) / BUFSIZE)
 #define SBOFF(p)  ((p) % SBSIZE)
 #define TRUNC(p)  ((p) - SBOFF(p))
+
+/* Kept timestamp bits, and what the old discard stored to force a full
+ * timestamp (every bit above TSBITS flipped). */
+#define TSMASK ((1 << TSBITS) - 1)
+#define TSFLIP (255 - TSMASK)
 
 /* Shared state of the C code (include/grb/impl/layout.h). */
 byte offset;                 /* write position */
@@ -92,15 +211,38 @@ byte spare = NSB;            /* reader's spare (reader_id) */
 byte meta_size[NPHYS];       /* grb_subbuf_meta */
 byte meta_recs[NPHYS];
 bit  finalized;
+#if TIMESTAMPS
+byte last_ts;                /* grb_buf_shm.last_ts */
+#endif
+#if HANDOFF
+/* grb_thread_state of the two writer threads (include/grb/impl/thread.h). */
+byte entered[2];             /* plain; written by its own thread only */
+byte left_remote[2];         /* atomic; other threads add to it */
+#endif
 
 /* Counters of the C code. */
 byte n_ok, n_attempt, n_full, n_wrap, n_big, n_over, n_read;
+byte n_disc;                  /* records_discarded */
+byte n_nest;                  /* lost_nesting */
 byte running;                 /* writers and flusher still running */
 
 /* Ghost state. */
 byte owner[NBYTES];
 bit  reading[NBYTES];
 byte tag[NBYTES];
+#if TRY_DISCARD
+bit  disc[NBYTES];
+#endif
+#if TIMESTAMPS
+byte clock;
+byte rts[NBYTES];
+bit  rfull[NBYTES];
+#endif
+#if HANDOFF
+/* The reservation the second writer hands over: 0 not yet, 1 here, 2
+ * none (its reserve was refused). */
+byte hand, h_b, h_e, h_ph, h_sz;
+#endif
 
 /* Mark bytes [from, to) of a sub-buffer as written by process w. */
 inline mark(ph, from, to, pos0, w)
@@ -113,6 +255,12 @@ inline mark(ph, from, to, pos0, w)
 			assert(!reading[ph * SBSIZE + k]);
 			owner[ph * SBSIZE + k] = w;
 			tag[ph * SBSIZE + k] = pos0 + k + 1;
+#if TRY_DISCARD
+			disc[ph * SBSIZE + k] = 0;
+#endif
+#if TIMESTAMPS
+			rts[ph * SBSIZE + k] = 0;
+#endif
 			k++
 		:: else -> break
 		od;
@@ -155,16 +303,23 @@ inline deliver(p, tb, tr)
 	atomic { sb_b[ds] = tb; sb_r[ds] = tr; ds = 0 }   /* release store of cc_sb */
 }
 
-/* grb_commit() and grb__commit_bytes(): one atomic add, then the check. */
-inline commit_add(p, bytes, recs)
+/*
+ * grb_commit() and grb__commit_bytes(): one atomic add, then the check.
+ * cc_add is the add itself (tb, tr get the new counter value), which a
+ * caller may take in one step with its own stores that only the
+ * deliverer reads, or with ghost updates; cc_complete is the check.
+ */
+inline cc_add(p, bytes, recs)
 {
-	atomic {
-		cs = SLOT(p);
-		cc_b[cs] = cc_b[cs] + bytes;
-		cc_r[cs] = cc_r[cs] + recs;
-		tb = cc_b[cs];
-		tr = cc_r[cs]
-	};
+	cs = SLOT(p);
+	cc_b[cs] = cc_b[cs] + bytes;
+	cc_r[cs] = cc_r[cs] + recs;
+	tb = cc_b[cs];
+	tr = cc_r[cs]
+}
+
+inline cc_complete(p)
+{
 #ifdef MUTANT_DELIVER_EARLY
 	/* Mutant: delivers one byte before the lap is complete. */
 	if
@@ -178,6 +333,12 @@ inline commit_add(p, bytes, recs)
 	:: else -> skip
 	fi
 #endif
+}
+
+inline commit_add(p, bytes, recs)
+{
+	atomic { cc_add(p, bytes, recs) };
+	cc_complete(p)
 }
 
 /* grb__push_reader(): one CAS per overwritten sub-buffer. */
@@ -248,11 +409,68 @@ inline subbuf_free(p, ok)
 #endif
 }
 
-/* grb__end_old(): close the sub-buffer holding old - 1; pad by commit. */
+/*
+ * grb__end_old(): close the sub-buffer holding old - 1; pad by commit.
+ * data_size (close_size) is only read by the commit that completes the
+ * lap, which comes after this add, so the store and the add are one step.
+ */
 inline end_old(old)
 {
-	close_size[SLOT(old - 1)] = SBOFF(old);
-	commit_add(old - 1, SBSIZE - SBOFF(old), 0)
+	atomic {
+		close_size[SLOT(old - 1)] = SBOFF(old);
+		cc_add(old - 1, SBSIZE - SBOFF(old), 0)
+	};
+	cc_complete(old - 1)
+}
+
+/*
+ * The per-thread nesting counter (HANDOFF): grb__nesting_enter(),
+ * grb__nesting_undo() and grb__nesting_exit() with its remote half
+ * grb__nesting_exit_remote().  entered is plain: a load, then a store.
+ */
+inline nest_enter(t)
+{
+	atomic { nn = entered[t]; ok = (nn - left_remote[t] < MAXNEST) };
+	atomic {
+		if
+		:: ok -> entered[t] = nn + 1
+		:: else -> n_nest++
+		fi;
+		nn = 0
+	}
+}
+
+inline nest_exit(t)
+{
+	nn = entered[t];
+	atomic { entered[t] = nn - 1; nn = 0 }
+}
+
+/* Leave the level of a reservation of thread o, from thread me. */
+inline nest_leave(o, me)
+{
+#ifdef MUTANT_NEST_COMMITTER
+	/* Mutant: the committing thread leaves a level of its own. */
+	nest_exit(me)
+#else
+	if
+	:: o == me -> nest_exit(me)
+	:: else ->
+#ifdef MUTANT_NEST_ONE_WORD
+		/* Mutant: the owner's plain word, with a load and a store. */
+		nn = entered[o];
+		atomic { entered[o] = nn - 1; nn = 0 }
+#else
+		left_remote[o]++
+#endif
+	fi
+#endif
+}
+
+/* One clock reading per attempt (grb__timestamp()). */
+inline read_clock()
+{
+	atomic { ts = clock; clock++ }
 }
 
 /*
@@ -266,15 +484,29 @@ inline count_refusal()
 		:: fail == 1 -> n_full++
 		:: fail == 2 -> n_wrap++
 		:: else -> n_big++
-		fi
+		fi;
+#if TIMESTAMPS
+		ts = 0; tsfull = 0
+#endif
 	}
 }
 
-inline reserve(sz, w)
+inline reserve(sz, w, t)
 {
 	n_attempt++;
+#if HANDOFF
+	nest_enter(t);
+	if
+	:: !ok -> skip      /* refused: counted, no level entered */
+	:: else ->
+#endif
 	do
-	:: atomic {
+	::
+#if TIMESTAMPS && defined(MUTANT_CLOCK_BEFORE_LOAD)
+	   /* Mutant: the clock is read before the position is loaded. */
+	   read_clock();
+#endif
+	   atomic {
 		/* Load of offset and the local decisions on it. */
 		old = offset;
 		oe = 0;
@@ -290,6 +522,19 @@ inline reserve(sz, w)
 		fi;
 		ok = 1
 	   };
+#if TIMESTAMPS
+#ifndef MUTANT_CLOCK_BEFORE_LOAD
+	   read_clock();
+#endif
+	   /* The full-timestamp rule: an opener, or high bits that differ
+	    * from the last_ts loaded now. */
+#ifdef MUTANT_NO_FULL_ON_OPEN
+	   /* Mutant: opening a sub-buffer does not force a full one. */
+	   tsfull = (((ts ^ last_ts) >> TSBITS) != 0);
+#else
+	   tsfull = (ns || (((ts ^ last_ts) >> TSBITS) != 0));
+#endif
+#endif
 	   if
 	   :: ns ->
 		if
@@ -344,7 +589,12 @@ inline reserve(sz, w)
 	od;
 	if
 	:: ok ->
+#if TIMESTAMPS
+		/* grb__save_timestamp(): a relaxed store after the CAS. */
+		atomic { last_ts = ts; n_ok++ };
+#else
 		n_ok++;
+#endif
 		if
 		:: oe -> end_old(old)
 		:: else -> skip
@@ -361,32 +611,187 @@ inline reserve(sz, w)
 			commit_add(b - HDR, HDR, 0)
 		:: else -> skip
 		fi;
-		if
-		:: SBOFF(e) == 0 -> close_size[SLOT(e - 1)] = SBSIZE
-		:: else -> skip
-		fi;
-		mark(ph, SBOFF(b), SBOFF(b) + sz, TRUNC(b), w)
-	:: else -> skip
+		/* An exact fill closes its sub-buffer (data_size, read only
+		 * after our commit), then the record is written. */
+		atomic {
+			if
+			:: SBOFF(e) == 0 -> close_size[SLOT(e - 1)] = SBSIZE
+			:: else -> skip
+			fi;
+			mark(ph, SBOFF(b), SBOFF(b) + sz, TRUNC(b), w)
+#if TIMESTAMPS
+			/* The record's timestamp, kept at its first byte. */
+			; rts[ph * SBSIZE + SBOFF(b)] = ts + 1;
+			rfull[ph * SBSIZE + SBOFF(b)] = tsfull;
+#ifndef MUTANT_DISCARD_ROLLBACK
+			ts = 0;     /* the rollback mutant still needs it */
+#endif
+			tsfull = 0
+#endif
+		}
+	:: else ->
+#if HANDOFF
+		nest_exit(t)        /* grb__nesting_undo() */
+#else
+		skip
+#endif
 	fi
+#if HANDOFF
+	fi
+#endif
 }
 
-inline commit(sz)
+/* Commit the record [b, e) reserved by thread o, on thread me; the
+ * writer's bytes are done when its add publishes them. */
+inline commit(sz, o, me)
 {
-	unmark(ph, SBOFF(b), SBOFF(b) + sz);
-	commit_add(e - 1, sz, 1)
+	atomic {
+		unmark(ph, SBOFF(b), SBOFF(b) + sz);
+		cc_add(e - 1, sz, 1)
+	};
+	cc_complete(e - 1);
+#if HANDOFF
+	nest_leave(o, me)
+#endif
+}
+
+/* The discarded slot's bytes: released, and never to be read. */
+inline release_discarded(sz)
+{
+	k = SBOFF(b);
+	do
+	:: k < SBOFF(b) + sz ->
+		owner[ph * SBSIZE + k] = 0;
+		disc[ph * SBSIZE + k] = 1;
+		k++
+	:: else -> break
+	od;
+	k = 0
+}
+
+/*
+ * grb_try_discard_reserve() (src/switch.c grb__discard()) on the slot
+ * [b, e) of size sz.  Out: ok, set when the slot is discarded; when not,
+ * the caller commits it as a record.
+ */
+inline try_discard(sz)
+{
+#ifdef MUTANT_DISCARD_ROLLBACK
+	/* Mutant, the old design: give the slot back by moving the position
+	 * from e back to b, then make the next record carry a full
+	 * timestamp; nothing is committed. */
+	atomic {
+		if
+		:: offset == e ->
+			offset = b; ok = 1;
+			release_discarded(sz);   /* no longer ours once it moved */
+			n_disc++
+		:: else -> ok = 0
+		fi
+	};
+#if TIMESTAMPS
+	if
+	:: ok -> last_ts = ts ^ TSFLIP
+	:: else -> skip
+	fi;
+	ts = 0
+#endif
+#else
+	if
+	:: SBOFF(e) != 0 ->
+		/* Close the sub-buffer, as a flush would. */
+		atomic {
+			if
+			:: offset == e -> offset = TRUNC(e) + SBSIZE; ok = 1
+			:: else -> ok = 0
+			fi
+		}
+	:: else -> ok = 1   /* the slot fills its sub-buffer: already its closer */
+	fi;
+	if
+	:: ok ->
+		/* The sub-buffer now ends where the slot began; the slot
+		 * and the rest of the sub-buffer are committed as padding. */
+		atomic {
+#ifndef MUTANT_DISCARD_NO_CLOSE
+			close_size[SLOT(e - 1)] = SBOFF(b);
+#endif
+			release_discarded(sz);
+			n_disc++;
+			cc_add(e - 1, sz + (SBOFF(e) != 0) * (SBSIZE - SBOFF(e)), 0)
+		};
+		cc_complete(e - 1)
+	:: else -> skip
+	fi
+#endif
 }
 
 /* Local variables every writer-like process needs. */
+#if TIMESTAMPS
+#define TS_LOCALS ; byte ts; bit tsfull
+#else
+#define TS_LOCALS
+#endif
+#if HANDOFF
+#define NEST_LOCALS ; byte nn, hs
+#else
+#define NEST_LOCALS
+#endif
 #define WRITER_LOCALS \
 	byte old, b, e, ph, c, r, k, ds, dph, cs, tb, tr; \
-	bit oe, ns, ok; byte fail
+	bit oe, ns, ok; byte fail TS_LOCALS NEST_LOCALS
 
+/*
+ * Writer w runs on thread w - 1.  The first writer is interrupted by a
+ * nested writer on the same thread (when nested is set) and commits what
+ * the second hands over (HANDOFF); the second writer discards
+ * (TRY_DISCARD) or hands over (HANDOFF) its first reservation.
+ */
 proctype writer(byte w; byte sz1; byte sz2; bit nested)
 {
 	WRITER_LOCALS;
 	byte b1, e1, ph1;
 
-	reserve(sz1, w);
+	reserve(sz1, w, w - 1);
+#if TRY_DISCARD
+	if
+	:: w == 2 && ok ->
+		/* Write, think better of it, and write another record. */
+		try_discard(sz1);
+		if
+		:: !ok -> commit(sz1, w - 1, w - 1)
+		:: else -> skip
+		fi;
+		reserve(sz1, w, w - 1);
+		if
+		:: ok -> commit(sz1, w - 1, w - 1)
+		:: else -> skip
+		fi;
+		ok = 0
+	:: else -> skip
+	fi;
+#endif
+#if HANDOFF
+	if
+	:: w == 2 ->
+		/* Hand the reservation to the first writer's thread, then go
+		 * on with a record of our own. */
+		atomic {
+			if
+			:: ok -> h_b = b; h_e = e; h_ph = ph; h_sz = sz1; hand = 1
+			:: else -> hand = 2
+			fi;
+			ok = 0
+		};
+		reserve(sz2, w, w - 1);
+		if
+		:: ok -> commit(sz2, w - 1, w - 1)
+		:: else -> skip
+		fi;
+		ok = 0
+	:: else -> skip
+	fi;
+#endif
 	if
 	:: ok ->
 		if
@@ -394,21 +799,38 @@ proctype writer(byte w; byte sz1; byte sz2; bit nested)
 			/* A signal handler runs to completion on this thread
 			 * while its first record is reserved, not committed. */
 			b1 = b; e1 = e; ph1 = ph;
-			reserve(SIZE_N, w + 10);
+			reserve(SIZE_N, w + 10, w - 1);
 			if
-			:: ok -> commit(SIZE_N)
+			:: ok -> commit(SIZE_N, w - 1, w - 1)
 			:: else -> skip
 			fi;
 			b = b1; e = e1; ph = ph1
 		:: else -> skip
 		fi;
-		commit(sz1)
+		commit(sz1, w - 1, w - 1)
 	:: else -> skip
 	fi;
-#if NREC > 1
-	reserve(sz2, w);
+#if HANDOFF
 	if
-	:: ok -> commit(sz2)
+	:: w == 1 ->
+		/* Commit the reservation the other thread handed over. */
+		(hand != 0);
+		if
+		:: hand == 1 ->
+			atomic {
+				b = h_b; e = h_e; ph = h_ph; hs = h_sz;
+				h_b = 0; h_e = 0; h_ph = 0; h_sz = 0
+			};
+			commit(hs, 1, w - 1)
+		:: else -> skip
+		fi
+	:: else -> skip
+	fi;
+#endif
+#if NREC > 1
+	reserve(sz2, w, w - 1);
+	if
+	:: ok -> commit(sz2, w - 1, w - 1)
 	:: else -> skip
 	fi;
 #endif
@@ -452,8 +874,8 @@ proctype flusher()
 	:: !hdr_only -> end_old(old)
 	:: else ->
 		enter(old, ph);
-		close_size[SLOT(old)] = HDR;
 		atomic {
+			close_size[SLOT(old)] = HDR;
 			mark(ph, 0, HDR, old, 20);
 			unmark(ph, 0, HDR)
 		};
@@ -481,11 +903,85 @@ proctype finalizer()
 	finalized = 1
 }
 
-/* src/reader.c: get_next / read / put_next until finalized and drained. */
+/*
+ * Timestamp checks on the byte at index i of a sub-buffer being read, in
+ * position order: the first record is full, timestamps do not decrease,
+ * and a compressed one rebuilds from the previous record's value.
+ */
+inline check_ts(i)
+{
+	if
+	:: rts[i] != 0 ->
+		rt = rts[i] - 1;
+		if
+		:: !tseen -> assert(rfull[i])
+		:: else ->
+			assert(rt >= tprev);
+			if
+			:: !rfull[i] ->
+				assert((((tprev >> TSBITS) << TSBITS) | (rt & TSMASK)) == rt)
+			:: else -> skip
+			fi
+		fi;
+		tprev = rt;
+		tseen = 1
+	:: else -> skip
+	fi
+}
+
+/*
+ * Read the sub-buffer held in physical P, which holds positions from base:
+ * every byte committed, of this lap, not discarded, and its records'
+ * timestamps right; the reading marks stay until the reader is done.
+ */
+inline read_subbuf(P, base)
+{
+	atomic {
+		n = meta_size[P];
+		k = 0;
+		do
+		:: k < n ->
+			assert(owner[P * SBSIZE + k] == 0);
+#if TRY_DISCARD
+			assert(!disc[P * SBSIZE + k]);
+#endif
+			assert(tag[P * SBSIZE + k] == base + k + 1);
+#if TIMESTAMPS
+			check_ts(P * SBSIZE + k);
+#endif
+			reading[P * SBSIZE + k] = 1;
+			k++
+		:: else -> break
+		od;
+		k = 0
+#if TIMESTAMPS
+		; rt = 0; tprev = 0; tseen = 0
+#endif
+	};
+	atomic {
+		do
+		:: k < n -> reading[P * SBSIZE + k] = 0; k++
+		:: else -> break
+		od;
+		k = 0
+	}
+}
+
+/*
+ * src/reader.c: get_next / read / put_next until finalized and drained;
+ * with PINNED, also get_subbuf / read / put_subbuf.
+ */
 proctype reader()
 {
 	byte c, s, P, k, n;
 	bit got;
+#if TIMESTAMPS
+	byte rt, tprev;
+	bit tseen;
+#endif
+#if PINNED
+	byte pos, npin;
+#endif
 
 	do
 	:: c = consumed;
@@ -530,40 +1026,108 @@ proctype reader()
 #else
 	   P = s;
 #endif
-	   /* Read the held sub-buffer: every byte committed, of this lap;
-	    * the reading marks stay until the reader is done (put). */
-	   atomic {
-		n = meta_size[P];
-		k = 0;
-		do
-		:: k < n ->
-			assert(owner[P * SBSIZE + k] == 0);
-			assert(tag[P * SBSIZE + k] == c + k + 1);
-			reading[P * SBSIZE + k] = 1;
-			k++
-		:: else -> break
-		od;
-		k = 0
-	   };
-	   atomic {
-		do
-		:: k < n -> reading[P * SBSIZE + k] = 0; k++
-		:: else -> break
-		od;
-		k = 0
-	   };
+	   read_subbuf(P, c);
 #if !OVERWRITE
 	   /* put_next: release store of consumed. */
 	   atomic { n_read = n_read + meta_recs[P]; consumed = c + SBSIZE };
 #endif
 next:
 	   skip
+#if PINNED
+	:: atomic { npin < NPIN -> npin++; c = consumed };
+	   /* grb_reader_get_subbuf(pos): consumed, then any pos from it up
+	    * to produced, if delivered.  The loads of offset and of pos's
+	    * cc_sb share a step: both only grow, so loading offset as late
+	    * as cc_sb only widens the range pos is chosen from. */
+	   atomic {
+		pos = c;
+		do
+		:: pos + SBSIZE < TRUNC(offset) -> pos = pos + SBSIZE
+		:: break
+		od;
+#ifdef MUTANT_PIN_UNDELIVERED
+		/* Mutant: pins without checking that pos is delivered. */
+		got = (pos < TRUNC(offset))
+#else
+		got = (pos < TRUNC(offset) &&
+		       sb_b[SLOT(pos)] == (LAP(pos) + 1) * SBSIZE)
+#endif
+	   };
+	   if
+	   :: !got -> goto unpin      /* -EAGAIN or -ENODATA */
+	   :: else -> skip
+	   fi;
+	   s = SLOT(pos);
+#if OVERWRITE
+	   /* swap_in(pos), leaving spare naming what went into the ring. */
+	   atomic {
+		if
+		:: id_noref[s] && id_lap[s] == LAP(pos) ->
+			P = id_idx[s]; id_idx[s] = spare; got = 1
+		:: else -> got = 0
+		fi
+	   };
+	   if
+	   :: !got -> goto unpin      /* pushed past, or not yet NOREF */
+	   :: else -> skip
+	   fi;
+#else
+	   P = s;                     /* held in place */
+#endif
+	   read_subbuf(P, pos);
+#if OVERWRITE
+	   /* grb_reader_put_subbuf(): give the data back unless a writer
+	    * took the slot since; then it becomes the spare. */
+	   atomic {
+#ifdef MUTANT_PUT_NO_CAS
+		/* Mutant: a plain store of the id, whatever it holds now. */
+		id_idx[s] = P; id_noref[s] = 1; id_lap[s] = LAP(pos)
+#else
+		if
+		:: id_idx[s] == spare && id_noref[s] && id_lap[s] == LAP(pos) ->
+			id_idx[s] = P
+		:: else ->
+#ifdef MUTANT_PUT_LOSE_PIN
+			/* Mutant: the pinned sub-buffer is not kept as spare. */
+			skip
+#else
+			spare = P
+#endif
+		fi
+#endif
+	   };
+#endif
+unpin:
+	   atomic { c = 0; s = 0; P = 0; pos = 0; got = 0 }
+#endif
 	od;
 	/* Accounting, at the end of every run. */
-	assert(n_ok == n_read + n_over);
-	assert(n_attempt == n_ok + n_full + n_wrap + n_big);
+	assert(n_ok == n_read + n_over + n_disc);
+	assert(n_attempt == n_ok + n_full + n_wrap + n_big + n_nest);
 #ifdef EXPECT_NO_LOSS
-	assert(n_full + n_wrap + n_big == 0);
+	assert(n_full + n_wrap + n_big + n_nest == 0);
+#endif
+#if HANDOFF
+	/* No thread keeps a level open. */
+	assert(entered[0] == left_remote[0]);
+	assert(entered[1] == left_remote[1]);
+#endif
+#if OVERWRITE
+	/* The ids and the spare name each physical sub-buffer once. */
+	atomic {
+		k = 0;
+		do
+		:: k < NSB ->
+			assert(id_idx[k] != spare);
+			n = k + 1;
+			do
+			:: n < NSB -> assert(id_idx[k] != id_idx[n]); n++
+			:: else -> break
+			od;
+			k++
+		:: else -> break
+		od
+	}
 #endif
 }
 
@@ -575,7 +1139,7 @@ init {
 			id_idx[i] = i
 		}
 		running = 3;
-		run writer(1, SIZE_A, SIZE_B, 1);
+		run writer(1, SIZE_A, SIZE_B, NESTED);
 		run writer(2, SIZE_B, SIZE_A, 0);
 		run flusher();
 		run finalizer();
