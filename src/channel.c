@@ -154,6 +154,7 @@ static void channel_free(struct grb_channel *chan, unsigned int created)
 	}
 	if (chan->event_fd >= 0)
 		close(chan->event_fd);
+	free(chan->tick_pos);
 	free(chan->bufs);
 	free(chan);
 }
@@ -188,7 +189,11 @@ int grb_channel_create(const struct grb_config *cfg,
 		(unsigned int)grb__possible_cpus() : 1;
 	chan->bufs = (struct grb_buf *)calloc(chan->nr_bufs,
 					      sizeof(*chan->bufs));
-	if (!chan->bufs) {
+	chan->tick_pos = (uint64_t *)calloc(chan->nr_bufs,
+					    sizeof(*chan->tick_pos));
+	if (!chan->bufs || !chan->tick_pos) {
+		free(chan->bufs);
+		free(chan->tick_pos);
 		free(chan);
 		return -ENOMEM;
 	}

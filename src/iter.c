@@ -220,6 +220,11 @@ int grb_buf_iter_next(struct grb_buf_iter *it, struct grb_iter_record *r)
 	return ret;
 }
 
+struct grb_buf *grb__buf_iter_buf(const struct grb_buf_iter *it)
+{
+	return it->buf;
+}
+
 uint64_t grb_buf_iter_lost(struct grb_buf_iter *it)
 {
 	if (!it)

@@ -46,4 +46,12 @@ int grb__buf_iter_peek(struct grb_buf_iter *it, struct grb_iter_record *r);
 void grb__buf_iter_advance(struct grb_buf_iter *it,
 			   const struct grb_iter_record *r);
 
+/*
+ * src/merge.c: the buffer whose lack of records held the last -EAGAIN of
+ * grb_chan_iter_next() back, or NULL when no buffer had anything.
+ */
+struct grb_buf *grb__chan_iter_blocker(const struct grb_chan_iter *ci);
+struct grb_channel *grb__chan_iter_channel(const struct grb_chan_iter *ci);
+struct grb_buf *grb__buf_iter_buf(const struct grb_buf_iter *it);
+
 #endif /* GRB_SRC_ITER_INTERNAL_H */

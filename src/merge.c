@@ -33,6 +33,7 @@ struct grb_chan_iter {
 	unsigned int *heap;             /* buffer indexes, min at 0 */
 	unsigned int heap_len;
 	uint64_t last_ts;               /* largest timestamp returned */
+	struct grb_buf *blocker;        /* see grb__chan_iter_blocker() */
 	int returned;                   /* any record returned yet */
 	struct grb_chan_iter_stats st;
 };
@@ -133,12 +134,16 @@ int grb_chan_iter_next(struct grb_chan_iter *ci, struct grb_iter_record *r)
 		}
 		done += ci->state[b] == SLOT_DONE;
 	}
+	ci->blocker = NULL;
 	if (ci->heap_len == 0)
 		return done == ci->n ? -ENODATA : -EAGAIN;
 	top = ci->heap[0];
-	for (b = 0; b < ci->n; b++)
-		if (ci->state[b] == SLOT_IDLE && may_precede(ci, b, top))
+	for (b = 0; b < ci->n; b++) {
+		if (ci->state[b] == SLOT_IDLE && may_precede(ci, b, top)) {
+			ci->blocker = &ci->chan->bufs[b];
 			return -EAGAIN;
+		}
+	}
 	heap_pop(ci);
 	*r = ci->head[top];
 	grb__buf_iter_advance(&ci->its[top], r);
@@ -153,6 +158,16 @@ int grb_chan_iter_next(struct grb_chan_iter *ci, struct grb_iter_record *r)
 	ci->st.records++;
 	ci->st.lost += r->lost;
 	return 0;
+}
+
+struct grb_buf *grb__chan_iter_blocker(const struct grb_chan_iter *ci)
+{
+	return ci->blocker;
+}
+
+struct grb_channel *grb__chan_iter_channel(const struct grb_chan_iter *ci)
+{
+	return ci->chan;
 }
 
 int grb_chan_iter_stats(const struct grb_chan_iter *ci,

@@ -181,6 +181,50 @@ GRB_API int grb_chan_iter_stats(const struct grb_chan_iter *it,
 /** grb_chan_iter_destroy - as grb_buf_iter_destroy(), for every buffer. */
 GRB_API void grb_chan_iter_destroy(struct grb_chan_iter *it);
 
+/*
+ * Callback consumption, in the style of libbpf's ring buffer: a function
+ * called for each record; returning non-zero stops the loop after that
+ * record (which counts as consumed).
+ */
+typedef int (*grb_record_fn)(void *arg, const struct grb_iter_record *r);
+
+/**
+ * grb_buf_iter_consume / grb_chan_iter_consume - call @fn on every record
+ * available now, in the iterator's order.
+ * @it: iterator.
+ * @fn: callback.
+ * @arg: passed to @fn.
+ * @count: receives the number of records passed to @fn; may be NULL.
+ *
+ * An undecodable record (-EIO from next) is skipped and counted as the
+ * iterator says; the loop goes on.
+ * Return: 0 when nothing more is available now; -ECANCELED when @fn
+ * stopped the loop; -ENODATA when every buffer is finalized and drained
+ * (after the last record); -EINVAL for NULL @it or @fn.
+ * Context: the iterator's thread; @fn runs on it and may not use @it.
+ */
+GRB_API int grb_buf_iter_consume(struct grb_buf_iter *it, grb_record_fn fn,
+				 void *arg, uint64_t *count);
+GRB_API int grb_chan_iter_consume(struct grb_chan_iter *it, grb_record_fn fn,
+				  void *arg, uint64_t *count);
+
+/**
+ * grb_buf_iter_poll / grb_chan_iter_poll - consume what is available, and
+ * if there was nothing, wait for something (grb/wait.h) and consume it.
+ * @timeout_ns: nanoseconds to wait at most, or GRB_WAIT_FOREVER (-1).
+ *
+ * In discard mode the wait wakes on one record committed live; otherwise
+ * on one delivered sub-buffer.  A channel merge held back by an idle
+ * buffer waits on that buffer: something must close a sub-buffer there
+ * (a writer, a flush, or grb_channel_tick()).
+ * Return: as the consume functions, and -ETIMEDOUT when nothing was
+ * consumed before the time ran out.
+ */
+GRB_API int grb_buf_iter_poll(struct grb_buf_iter *it, grb_record_fn fn,
+			      void *arg, int64_t timeout_ns, uint64_t *count);
+GRB_API int grb_chan_iter_poll(struct grb_chan_iter *it, grb_record_fn fn,
+			       void *arg, int64_t timeout_ns, uint64_t *count);
+
 #ifdef __cplusplus
 }
 #endif

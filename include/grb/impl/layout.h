@@ -220,6 +220,8 @@ struct grb_channel {
 	void *priv;
 	int finalized;
 	int event_fd;                   /* grb_channel_event_fd(), or -1 */
+	uint64_t *tick_pos;             /* per buffer: position at the last
+					   grb_channel_tick() */
 	char name[64];
 };
 
