@@ -170,6 +170,18 @@ struct grb_channel *grb__chan_iter_channel(const struct grb_chan_iter *ci)
 	return ci->chan;
 }
 
+uint64_t grb_chan_iter_lost(struct grb_chan_iter *ci)
+{
+	uint64_t n = 0;
+	unsigned int b;
+
+	if (!ci)
+		return 0;
+	for (b = 0; b < ci->n; b++)
+		n += grb_buf_iter_lost(&ci->its[b]);
+	return n;
+}
+
 int grb_chan_iter_stats(const struct grb_chan_iter *ci,
 			struct grb_chan_iter_stats *st)
 {

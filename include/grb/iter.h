@@ -178,6 +178,13 @@ struct grb_chan_iter_stats {
 GRB_API int grb_chan_iter_stats(const struct grb_chan_iter *it,
 				struct grb_chan_iter_stats *st);
 
+/**
+ * grb_chan_iter_lost - as grb_buf_iter_lost(), summed over the buffers:
+ * losses not yet reported with a record.
+ * Return: the count (0 for NULL).
+ */
+GRB_API uint64_t grb_chan_iter_lost(struct grb_chan_iter *it);
+
 /** grb_chan_iter_destroy - as grb_buf_iter_destroy(), for every buffer. */
 GRB_API void grb_chan_iter_destroy(struct grb_chan_iter *it);
 

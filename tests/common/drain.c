@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "grb/iter.h"
 #include "grb/validate.h"
 #include "tclient.h"
 
@@ -273,5 +274,103 @@ uint64_t tc_final_check(struct tc_checker *tc, struct grb_channel *chan,
 	if (lost != refused)
 		FAIL(tc, "lost %llu != refused %llu", (unsigned long long)lost,
 		     (unsigned long long)refused);
+	return tc->errors;
+}
+
+void tc_check_iter_record(struct tc_checker *tc, const struct grb_iter_record *r)
+{
+	const unsigned char *p = (const unsigned char *)r->payload;
+	unsigned int bi = r->cpu < 0 ? 0 : (unsigned int)r->cpu;
+	struct trec t;
+	size_t idx;
+	int64_t *last;
+
+	tc->records_read++;
+	if (r->payload_len < sizeof(t)) {
+		FAIL(tc, "iter: record too short (%zu)", r->payload_len);
+		return;
+	}
+	memcpy(&t, p, sizeof(t));
+	if (r->payload_len != sizeof(t) + t.extra ||
+	    (t.writer != TC_SKIP_WRITER &&
+	     (t.writer >= tc->nwriters || t.seq >= tc->maxseq))) {
+		FAIL(tc, "iter: torn record (len %zu writer %u seq %u)",
+		     r->payload_len, t.writer, t.seq);
+		return;
+	}
+	if (tc_checksum(&t, p + sizeof(t)) != t.csum) {
+		FAIL(tc, "iter: bad checksum writer %u seq %u", t.writer, t.seq);
+		return;
+	}
+	if (r->timestamp != t.ts)
+		FAIL(tc, "iter: writer %u seq %u: timestamp %llu rebuilt as %llu",
+		     t.writer, t.seq, (unsigned long long)t.ts,
+		     (unsigned long long)r->timestamp);
+	if (t.writer == TC_SKIP_WRITER) {
+		tc->skips_read++;
+		return;
+	}
+	idx = (size_t)t.writer * tc->maxseq + t.seq;
+	if (tc->seen[idx]++)
+		FAIL(tc, "iter: writer %u seq %u read twice", t.writer, t.seq);
+	if (bi >= tc->nbufs)
+		bi = 0;
+	last = &tc->last_seq[(size_t)bi * tc->nwriters + t.writer];
+	if ((int64_t)t.seq <= *last)
+		FAIL(tc, "iter: buf %u writer %u: seq %u after %lld", bi,
+		     t.writer, t.seq, (long long)*last);
+	*last = t.seq;
+}
+
+uint64_t tc_final_check_iter(struct tc_checker *tc, struct grb_channel *chan,
+			     uint64_t refused, uint64_t lost_reported)
+{
+	struct grb_buf_stats st;
+	uint64_t reserved = 0, seen = 0, lost;
+	size_t i, n = (size_t)tc->nwriters * tc->maxseq;
+	int discard = chan->cfg->mode == GRB_MODE_DISCARD;
+
+	for (i = 0; i < n; i++) {
+		reserved += tc->reserved[i];
+		seen += tc->seen[i];
+		if (tc->seen[i] && !tc->reserved[i])
+			FAIL(tc, "iter: writer %zu seq %zu read but never reserved",
+			     i / tc->maxseq, i % tc->maxseq);
+		if (discard && tc->reserved[i] && !tc->seen[i])
+			FAIL(tc, "iter: discard mode: writer %zu seq %zu never read",
+			     i / tc->maxseq, i % tc->maxseq);
+	}
+	grb_channel_get_stats(chan, &st);
+	lost = st.lost_full + st.lost_wrap + st.lost_big + st.lost_nesting;
+	if (st.written != reserved + tc->skips_written)
+		FAIL(tc, "iter: written %llu != reserved %llu + skips %llu",
+		     (unsigned long long)st.written,
+		     (unsigned long long)reserved,
+		     (unsigned long long)tc->skips_written);
+	if (st.read != tc->records_read)
+		FAIL(tc, "iter: engine read %llu, iterators returned %llu",
+		     (unsigned long long)st.read,
+		     (unsigned long long)tc->records_read);
+	if (seen + tc->skips_read + st.overwritten != st.written)
+		FAIL(tc, "iter: seen %llu + skips %llu + overwritten %llu != written %llu",
+		     (unsigned long long)seen,
+		     (unsigned long long)tc->skips_read,
+		     (unsigned long long)st.overwritten,
+		     (unsigned long long)st.written);
+	if (lost_reported != lost + st.overwritten)
+		FAIL(tc, "iter: reported lost %llu != refused %llu + overwritten %llu",
+		     (unsigned long long)lost_reported,
+		     (unsigned long long)lost,
+		     (unsigned long long)st.overwritten);
+	if (lost != refused)
+		FAIL(tc, "iter: lost %llu != refused %llu",
+		     (unsigned long long)lost, (unsigned long long)refused);
+	if (st.discarded != tc->discards)
+		FAIL(tc, "iter: discarded %llu, writers discarded %llu",
+		     (unsigned long long)st.discarded,
+		     (unsigned long long)tc->discards);
+	if (discard && st.overwritten)
+		FAIL(tc, "iter: discard mode overwrote %llu",
+		     (unsigned long long)st.overwritten);
 	return tc->errors;
 }

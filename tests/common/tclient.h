@@ -156,4 +156,26 @@ uint64_t tc_drain_all(struct tc_checker *tc, struct grb_channel *chan);
 uint64_t tc_final_check(struct tc_checker *tc, struct grb_channel *chan,
 			uint64_t refused);
 
+struct grb_iter_record;
+
+/*
+ * Verify one record returned by an iterator (grb/iter.h): an intact tagged
+ * payload, a rebuilt timestamp equal to the writer's clock value, read at
+ * most once, in order per (buffer, writer).  Skip records are counted.
+ * Errors are counted in tc->errors with a message on stderr.
+ */
+void tc_check_iter_record(struct tc_checker *tc,
+			  const struct grb_iter_record *r);
+
+/*
+ * End of an iterator run: the channel finalized and the iterator drained
+ * to -ENODATA.  @lost_reported is the sum of the records' lost counts and
+ * of the iterators' final grb_buf_iter_lost().  Checks every record was
+ * read once or is accounted as lost (overwritten or refused), the engine
+ * counters agree, and in discard mode nothing was overwritten.
+ * Return: the number of failures (0 when all passed).
+ */
+uint64_t tc_final_check_iter(struct tc_checker *tc, struct grb_channel *chan,
+			     uint64_t refused, uint64_t lost_reported);
+
 #endif /* GRB_TESTS_TCLIENT_H */
