@@ -38,6 +38,9 @@ struct bench_opts {
 	int lttng;              /* 0: --no-lttng */
 	int callgrind;          /* 0: --no-callgrind */
 	int lttng_reader;       /* run the LTTng overwrite + consumer jobs */
+	uint64_t n_wake;        /* records per wake-up latency run */
+	unsigned int low_secs;  /* seconds per low-rate run (1000/s) */
+	unsigned int out_rounds;  /* buffer fills per output run */
 	const char *out_dir;
 };
 
@@ -55,6 +58,10 @@ int bench_floor_one(const char *what, uint64_t n);
 /* bench_ckring.c, bench_mutex.c: sections 1 (no reader), 2 and 3. */
 void bench_ckring_run(const struct bench_opts *o);
 void bench_mutex_run(const struct bench_opts *o);
+
+/* bench_read.c, bench_wake.c: the read side (section 5). */
+void bench_read_run(const struct bench_opts *o);
+void bench_wake_run(const struct bench_opts *o);
 
 /* bench_lttng.c */
 void bench_lttng_run(const struct bench_opts *o);

@@ -5,13 +5,14 @@
  * ck_ring, a mutex ring and the machine's floor.
  *
  * Usage: grb_bench [--quick] [--runs K] [--out DIR] [--no-lttng]
- *                  [--no-callgrind] [--no-plot]
+ *                  [--no-callgrind] [--no-plot] [--only SECTION,...]
  *        grb_bench --callgrind-one WHAT N   (used under valgrind)
  *
  * Sections: 1 overwrite mode with and without a reader per sub-buffer
  * size; 2 discard mode with a reader (written, lost, read); 3 write-side
  * scalability with 1, 2, 4, 8 threads; 4 instructions per record; 5 the
- * project's targets.  Output: the table on stdout (also table.txt),
+ * read side (record rates, sub-buffers to a file, wake-up latency, the
+ * low rate; bench_read.c, bench_wake.c); 6 the project's targets.  Output: the table on stdout (also table.txt),
  * results.csv, results.json and the plots in DIR (default
  * build/bench-results).  Progress goes to stderr.
  *
@@ -39,13 +40,18 @@ static void usage(FILE *f)
 	fprintf(f,
 		"usage: grb_bench [--quick] [--runs K] [--out DIR] "
 		"[--no-lttng] [--no-callgrind] [--no-plot]\n"
+		"                 [--only SECTION,...]\n"
 		"       grb_bench --callgrind-one WHAT N\n"
 		"  --quick         3 runs, short loops, two LTTng sessions: "
 		"under 20 s\n"
 		"  --runs K        runs per figure, 1..64 (default 5)\n"
 		"  --out DIR       output directory (default %s)\n"
 		"  --no-lttng, --no-callgrind, --no-plot   leave that part "
-		"out\n",
+		"out\n"
+		"  --only LIST     run only these sections: floor, overwrite, "
+		"ckring, mutex,\n"
+		"                  discard, scale, read, wake, lttng, "
+		"callgrind\n",
 		GRB_BENCH_OUT_DIR);
 }
 
@@ -72,6 +78,9 @@ static void defaults(struct bench_opts *o, int quick)
 	o->lttng = 1;
 	o->callgrind = 1;
 	o->lttng_reader = !quick;
+	o->n_wake = quick ? 300 : 2000;
+	o->low_secs = quick ? 1 : 3;
+	o->out_rounds = quick ? 4 : 16;
 	o->out_dir = GRB_BENCH_OUT_DIR;
 }
 
@@ -120,7 +129,7 @@ static void print_table(const struct bench_opts *o,
  * --help, a usage error, or --callgrind-one).
  */
 static int parse_args(int argc, char **argv, struct bench_opts *o,
-		      int *plot)
+		      int *plot, const char **only)
 {
 	int i, quick = 0, runs = 0, lttng = 1, cg = 1;
 	const char *out = NULL;
@@ -139,6 +148,8 @@ static int parse_args(int argc, char **argv, struct bench_opts *o,
 			lttng = 0;
 		} else if (strcmp(argv[i], "--no-callgrind") == 0) {
 			cg = 0;
+		} else if (strcmp(argv[i], "--only") == 0 && i + 1 < argc) {
+			*only = argv[++i];
 		} else if (strcmp(argv[i], "--no-plot") == 0) {
 			*plot = 0;
 		} else if (strcmp(argv[i], "--help") == 0) {
@@ -163,25 +174,49 @@ static int parse_args(int argc, char **argv, struct bench_opts *o,
 	return -1;
 }
 
-/* Every system, every section, in a fixed order. */
-static void run_all(const struct bench_opts *o)
+/* Is @name among the sections to run (--only), or are all run? */
+static int wanted(const char *only, const char *name)
 {
-	stage("floor");
-	bench_floor_run(o);
-	stage("grb, overwrite mode");
-	bench_grb_overwrite(o);
-	stage("ck_ring");
-	bench_ckring_run(o);
-	stage("mutex ring");
-	bench_mutex_run(o);
-	stage("grb, discard mode");
-	bench_grb_discard(o);
-	stage("grb, scalability");
-	bench_grb_scale(o);
-	stage("lttng-ust");
-	bench_lttng_run(o);
-	stage("instruction counts");
-	bench_callgrind_run(o);
+	size_t n = strlen(name);
+	const char *p = only;
+
+	if (!only)
+		return 1;
+	while ((p = strstr(p, name)) != NULL) {
+		if ((p == only || p[-1] == ',') && (p[n] == ',' || !p[n]))
+			return 1;
+		p += n;
+	}
+	return 0;
+}
+
+/* Every system, every section, in a fixed order. */
+static void run_all(const struct bench_opts *o, const char *only)
+{
+	static const struct {
+		const char *name, *stage;
+		void (*run)(const struct bench_opts *o);
+	} parts[] = {
+		{ "floor", "floor", bench_floor_run },
+		{ "overwrite", "grb, overwrite mode", bench_grb_overwrite },
+		{ "ckring", "ck_ring", bench_ckring_run },
+		{ "mutex", "mutex ring", bench_mutex_run },
+		{ "discard", "grb, discard mode", bench_grb_discard },
+		{ "scale", "grb, scalability", bench_grb_scale },
+		{ "read", "grb, read side: rates and output", bench_read_run },
+		{ "wake", "grb, read side: wake-up and low rate",
+		  bench_wake_run },
+		{ "lttng", "lttng-ust", bench_lttng_run },
+		{ "callgrind", "instruction counts", bench_callgrind_run },
+	};
+	size_t i;
+
+	for (i = 0; i < sizeof(parts) / sizeof(parts[0]); i++) {
+		if (!wanted(only, parts[i].name))
+			continue;
+		stage(parts[i].stage);
+		parts[i].run(o);
+	}
 	bench_targets_eval(o);
 }
 
@@ -190,11 +225,12 @@ int main(int argc, char **argv)
 	struct bench_opts o;
 	struct bench_machine m;
 	char path[PATH_MAX], desc[256];
+	const char *only = NULL;
 	int plot = 1, ret;
 	uint64_t t0;
 
 	bench_cpus_init();
-	ret = parse_args(argc, argv, &o, &plot);
+	ret = parse_args(argc, argv, &o, &plot, &only);
 	if (ret >= 0)
 		return ret;
 	if (mkdir_p(o.out_dir) != 0) {
@@ -210,7 +246,7 @@ int main(int argc, char **argv)
 	fprintf(stderr, "grb_bench: WARNING: not an optimised build; use "
 		"the release preset\n");
 #endif
-	run_all(&o);
+	run_all(&o, only);
 	if (plot) {
 		stage("plots");
 		bench_plot(&o);

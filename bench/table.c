@@ -270,6 +270,167 @@ static void section_instr(const struct bench_opts *o)
 	}
 }
 
+/* The value of row fmt..., or NAN. */
+static double rv(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+
+static double rv(const char *fmt, ...)
+{
+	const struct bench_row *r;
+	char key[64];
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(key, sizeof(key), fmt, ap);
+	va_end(ap);
+	r = report_find("%s", key);
+	return r ? r->value : NAN;
+}
+
+static const struct {
+	const char *id, *label;
+} read_rates[] = {
+	{ "raw", "get_next, inline decode, put_next (baseline)" },
+	{ "buf-dc", "grb_buf_iter_next, discard" },
+	{ "buf-ow", "grb_buf_iter_next, overwrite" },
+	{ "buf-cb", "grb_buf_iter_consume (callback), discard" },
+	{ "chan", "grb_chan_iter_next, merged, all CPUs" },
+	{ "chan-cb", "grb_chan_iter_consume (callback), merged" },
+};
+
+static void read_rate_lines(void)
+{
+	double base = rv("rd/rate/raw/ns");
+	char a[64], b[64], key[64];
+	size_t i;
+
+	if (isnan(base) && isnan(rv("rd/rate/buf-dc/ns")))
+		return;
+	fprintf(out, "  records out of a filled, finalized channel: 1 MiB per "
+		"CPU, 128 KiB sub-buffers, 8-byte records\n");
+	fprintf(out, "  %-*s %-*s %-*s %s\n", LABEL_W, "", CELL_W,
+		"records/s", CELL_W, "ns/record", "ns / baseline");
+	for (i = 0; i < sizeof(read_rates) / sizeof(read_rates[0]); i++) {
+		snprintf(key, sizeof(key), "rd/rate/%s/rate", read_rates[i].id);
+		rate_cell(a, sizeof(a), key);
+		cell(b, sizeof(b), "rd/rate/%s/ns", read_rates[i].id);
+		fprintf(out, "  %-*s %-*s %-*s %.2f\n", LABEL_W,
+			read_rates[i].label, CELL_W, a, CELL_W, b,
+			rv("rd/rate/%s/ns", read_rates[i].id) / base);
+	}
+}
+
+static const struct {
+	const char *id, *label;
+} read_outs[] = {
+	{ "memcpy", "memcpy of the same bytes (floor)" },
+	{ "write2", "write(2) by hand, one call per sub-buffer" },
+	{ "write", "grb_buf_write" },
+	{ "splice", "grb_buf_splice" },
+};
+
+static void read_out_lines(const struct bench_opts *o)
+{
+	static const size_t sizes[] = { 4u << 10, 128u << 10 };
+	char c[2][96];
+	size_t i, s;
+	double floor[2];
+
+	if (isnan(rv("rd/out/memcpy/%zu", sizes[1])))
+		return;
+	for (s = 0; s < 2; s++)
+		floor[s] = rv("rd/out/memcpy/%zu", sizes[s]);
+	fprintf(out, "  whole sub-buffers to a file on /dev/shm (tmpfs), %u "
+		"MiB per run, GB/s (x memcpy)\n", o->out_rounds);
+	fprintf(out, "  %-*s %-*s %s\n", LABEL_W, "", CELL_W + 8,
+		"4 KiB sub-buffers", "128 KiB sub-buffers");
+	for (i = 0; i < sizeof(read_outs) / sizeof(read_outs[0]); i++) {
+		for (s = 0; s < 2; s++) {
+			double v = rv("rd/out/%s/%zu", read_outs[i].id,
+				      sizes[s]);
+			char g[64];
+
+			cell(g, sizeof(g), "rd/out/%s/%zu", read_outs[i].id,
+			     sizes[s]);
+			snprintf(c[s], sizeof(c[s]), "%s (%.2fx)", g,
+				 v / floor[s]);
+		}
+		if (isnan(rv("rd/out/%s/%zu", read_outs[i].id, sizes[1])))
+			continue;
+		fprintf(out, "  %-*s %-*s %s\n", LABEL_W, read_outs[i].label,
+			CELL_W + 8, c[0], c[1]);
+	}
+}
+
+static void wake_line(const char *group, const char *id, const char *label,
+		      int low)
+{
+	double f50 = rv("rd/wake/futex/p50"), f99 = rv("rd/wake/futex/p99");
+
+	if (isnan(rv("rd/%s/%s/p50", group, id)))
+		return;
+	if (low)
+		fprintf(out, "  %-*s %8.1f %6.1f %7.1f %9.1f %9.1f %8.1f%% "
+			"%10.1f\n", LABEL_W, label,
+			rv("rd/%s/%s/bytes_per_record", group, id),
+			rv("rd/%s/%s/slot", group, id),
+			rv("rd/%s/%s/ratio", group, id),
+			rv("rd/%s/%s/p50", group, id),
+			rv("rd/%s/%s/p99", group, id),
+			rv("rd/%s/%s/reader_cpu", group, id),
+			rv("rd/%s/%s/calls_per_record", group, id));
+	else
+		fprintf(out, "  %-*s %9.1f %9.1f %9.1f %8.1f%% %10.1f   "
+			"%.2fx / %.2fx\n", LABEL_W, label,
+			rv("rd/%s/%s/p50", group, id),
+			rv("rd/%s/%s/p99", group, id),
+			rv("rd/%s/%s/max", group, id),
+			rv("rd/%s/%s/reader_cpu", group, id),
+			rv("rd/%s/%s/calls_per_record", group, id),
+			rv("rd/%s/%s/p50", group, id) / f50,
+			rv("rd/%s/%s/p99", group, id) / f99);
+}
+
+static void read_wake_lines(const struct bench_opts *o)
+{
+	if (!isnan(rv("rd/wake/futex/p50"))) {
+		fprintf(out, "  wake-up: %llu records, one every 0.2-1.8 ms "
+			"(random); other programs used %.0f%% of the CPUs, "
+			"steal %.0f%%\n", (unsigned long long)o->n_wake,
+			rv("rd/wake/load/other_cpu"), rv("rd/wake/load/steal"));
+		fprintf(out, "  %-*s %9s %9s %9s %9s %10s   %s\n", LABEL_W,
+			"", "p50 us", "p99 us", "max us", "reader", "calls/rec",
+			"p50 / p99 x baseline");
+		wake_line("wake", "futex", "futex wake-up, no ring buffer "
+			  "(baseline)", 0);
+		wake_line("wake", "poll", "grb_buf_iter_poll, live watermark",
+			  0);
+		wake_line("wake", "wait", "grb_buf_wait past what was read",
+			  0);
+	}
+	if (isnan(rv("rd/low/live/p50")))
+		return;
+	fprintf(out, "  low rate: 1000 records/s for %u s into 64 KiB "
+		"sub-buffers, one discard buffer; 8-byte payload\n",
+		o->low_secs);
+	fprintf(out, "  %-*s %8s %6s %7s %9s %9s %9s %10s\n", LABEL_W, "",
+		"B/record", "slot", "x slot", "p50 us", "p99 us", "reader",
+		"calls/rec");
+	wake_line("low", "live", "live reading (grb_buf_iter_poll)", 1);
+	wake_line("low", "flush", "flush after every record (no live read)",
+		  1);
+}
+
+static void section_read(const struct bench_opts *o)
+{
+	if (isnan(rv("rd/rate/buf-dc/ns")) && isnan(rv("rd/wake/futex/p50")))
+		return;
+	fprintf(out, "\n5. Read side, reader on CPU %d (the writer on CPU %d)"
+		"\n", bench_cpu_for_reader(), bench_cpu_for_writer(0));
+	read_rate_lines();
+	read_out_lines(o);
+	read_wake_lines(o);
+}
+
 void bench_table_print(FILE *f, const struct bench_opts *o,
 		       const struct bench_machine *m)
 {
@@ -296,6 +457,7 @@ void bench_table_print(FILE *f, const struct bench_opts *o,
 	section_discard(o);
 	section_scale(o);
 	section_instr(o);
+	section_read(o);
 	bench_targets_print(out);
 	for (i = 0; i < report_nr_skips(); i++) {
 		const char *what, *why;

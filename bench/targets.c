@@ -11,7 +11,13 @@
  *      3 ns once the per-CPU fast path avoids them (a later issue);
  *  T4  2 writers on 2 CPUs: CPU time per record within 1.1x of 1 writer;
  *  T5  discard mode with a reader at the writer's full speed: no loss, or
- *      the loss reported exactly (writer, counters and reader agree).
+ *      the loss reported exactly (writer, counters and reader agree);
+ *  R1  the channel merge reads at least half as many records per second
+ *      as the iterator of one buffer;
+ *  R2  a reader waiting for data wakes for one record with p99 under 1 ms
+ *      on an idle machine (the load other programs put on it is printed);
+ *  R3  at 1,000 records/s with live reading, buffer bytes per record
+ *      within 2x the record's own slot (no flush).
  *
  * Each verdict is printed with its figures and stored as a row.
  */
@@ -228,6 +234,57 @@ static void t5(void)
 			"agree on every count" : "DISAGREE");
 }
 
+/* R1: merged rate over the single-buffer rate, discard mode. */
+static void r1(void)
+{
+	double m = v("rd/rate/chan/rate"), b = v("rd/rate/buf-dc/rate");
+
+	if (isnan(m) || isnan(b))
+		return;
+	verdict("R1 merge vs one buffer", m / b >= 0.5 ? "met" : "MISSED",
+		m / b, "x one buffer", "grb_chan_iter_next %.1f M records/s "
+		"(%.1f ns) over %d CPUs vs grb_buf_iter_next %.1f M/s (%.1f "
+		"ns) = %.2fx; target >= 0.5x", m / 1e6,
+		v("rd/rate/chan/ns"), bench_nr_cpus(), b / 1e6,
+		v("rd/rate/buf-dc/ns"), m / b);
+}
+
+/* R2 for one way of waiting; the load says how idle the machine was. */
+static void r2(const char *id, const char *label)
+{
+	double p99 = v("rd/wake/%s/p99", id), cpu = v("rd/wake/%s/reader_cpu",
+						       id);
+	double other = v("rd/wake/load/other_cpu");
+	char name[48];
+
+	if (isnan(p99))
+		return;
+	snprintf(name, sizeof(name), "R2 wake-up p99, %s", id);
+	verdict(name, p99 < 1000 ? "met" : "MISSED", p99, "us", "%s: p50 "
+		"%.1f us, p99 %.1f us (futex baseline p99 %.1f us); reader "
+		"CPU %.0f%%%s; other programs %.0f%% of the CPUs (%s); target "
+		"p99 < 1 ms on an idle machine", label, v("rd/wake/%s/p50", id),
+		p99, v("rd/wake/futex/p99"), cpu, cpu > 50 ?
+		" (it spins: the wait did not block)" : "", other,
+		other < 5 ? "idle" : "NOT idle");
+}
+
+/* R3: bytes per record at a low rate with live reading. */
+static void r3(void)
+{
+	double ratio = v("rd/low/live/ratio");
+
+	if (isnan(ratio))
+		return;
+	verdict("R3 low rate, bytes/record", ratio <= 2 ? "met" : "MISSED",
+		ratio, "x slot", "1000 records/s, 64 KiB sub-buffers, live "
+		"reading: %.1f buffer bytes per %.1f-byte record = %.2fx "
+		"(flush after every record: %.0f bytes = %.0fx); target <= "
+		"2x", v("rd/low/live/bytes_per_record"), v("rd/low/live/slot"),
+		ratio, v("rd/low/flush/bytes_per_record"),
+		v("rd/low/flush/ratio"));
+}
+
 void bench_targets_eval(const struct bench_opts *o)
 {
 	double lt = v("ow/lttng/%u/alone", BENCH_SCALE_SUBBUF);
@@ -240,6 +297,10 @@ void bench_targets_eval(const struct bench_opts *o)
 	t3(o);
 	t4(o);
 	t5();
+	r1();
+	r2("poll", "grb_buf_iter_poll (live watermark)");
+	r2("wait", "grb_buf_wait one byte past what was read");
+	r3();
 	if (nr_lines < MAX_LINES)
 		snprintf(lines[nr_lines++], sizeof(lines[0]),
 			 "  reference: LTTng-UST %.1f ns/event (flight "
@@ -255,7 +316,7 @@ void bench_targets_print(FILE *f)
 
 	if (!nr_lines)
 		return;
-	fprintf(f, "\n5. Targets (this run)\n");
+	fprintf(f, "\n6. Targets (this run)\n");
 	for (i = 0; i < nr_lines; i++)
 		fprintf(f, "%s\n", lines[i]);
 }

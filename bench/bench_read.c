@@ -1,0 +1,295 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * bench/bench_read.c - how fast records and sub-buffers come out of grb,
+ * each figure beside a baseline measured in the same run:
+ *
+ *  rates   records out of a pre-filled, finalized channel (1 MiB per CPU,
+ *          128 KiB sub-buffers) through the buffer iterator in discard and
+ *          overwrite mode, the callback loop and the channel merge, against
+ *          a hand-written walk of the same sub-buffers (get_next, this
+ *          client's decoder inline, put_next);
+ *  output  whole sub-buffers to a file on tmpfs with grb_buf_write() and
+ *          grb_buf_splice(), against write(2) by hand and memcpy of the
+ *          same bytes (the floor).
+ *
+ * The buffers are filled by writers pinned as everywhere in the benchmark
+ * and read on the reader CPU; filling is not timed.
+ */
+#include <errno.h>
+#include <math.h>
+#include <pthread.h>
+#include <sched.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "grb/channel.h"
+#include "grb/iter.h"
+#include "grb/reader.h"
+
+#include "bench.h"
+#include "read_client.h"
+#include "report.h"
+#include "util.h"
+
+#define RD_SUBBUF BENCH_SCALE_SUBBUF
+
+/* Write from the calling thread until the buffer refuses (discard mode)
+ * or @n records are written.  Return: records written. */
+static uint64_t fill(const struct grb_config *cfg, struct grb_channel *chan,
+		     uint64_t n)
+{
+	uint64_t i;
+
+	for (i = 0; i < n; i++)
+		if (rd_write(cfg, chan, 0) != 0)
+			break;
+	return i;
+}
+
+/* Records a 1 MiB buffer holds and then some: discard mode stops at the
+ * first refusal, overwrite mode goes round twice. */
+#define FILL_MAX (2 * BENCH_BUF_BYTES / 8)
+
+struct fill_thread {
+	const struct grb_config *cfg;
+	struct grb_channel *chan;
+	pthread_barrier_t *bar;
+	int cpu;
+	uint64_t written;
+};
+
+static void *fill_main(void *p)
+{
+	struct fill_thread *t = (struct fill_thread *)p;
+
+	bench_pin_self(t->cpu);
+	pthread_barrier_wait(t->bar);
+	t->written = fill(t->cfg, t->chan, FILL_MAX);
+	return NULL;
+}
+
+/* Every CPU of the run fills its own buffer at the same time, so that
+ * timestamps interleave across buffers as they do in a trace. */
+static uint64_t fill_all(const struct grb_config *cfg,
+			 struct grb_channel *chan)
+{
+	struct fill_thread t[CPU_SETSIZE > 64 ? 64 : CPU_SETSIZE];
+	pthread_t tid[64];
+	pthread_barrier_t bar;
+	int i, n = bench_nr_cpus() < 64 ? bench_nr_cpus() : 64;
+	uint64_t total = 0;
+
+	pthread_barrier_init(&bar, NULL, (unsigned int)n);
+	for (i = 0; i < n; i++) {
+		t[i] = (struct fill_thread){ cfg, chan, &bar,
+					     bench_cpu_for_writer(i), 0 };
+		if (pthread_create(&tid[i], NULL, fill_main, &t[i]) != 0) {
+			fprintf(stderr, "grb_bench: cannot start a writer\n");
+			exit(1);
+		}
+	}
+	for (i = 0; i < n; i++) {
+		pthread_join(tid[i], NULL);
+		total += t[i].written;
+	}
+	pthread_barrier_destroy(&bar);
+	return total;
+}
+
+/* The buffer of the first writer's CPU. */
+static struct grb_buf *writer_buf(struct grb_channel *chan)
+{
+	unsigned int i;
+
+	for (i = 0; i < grb_channel_nr_bufs(chan); i++)
+		if (grb_buf_cpu(grb_channel_buf(chan, i)) ==
+		    bench_cpu_for_writer(0))
+			return grb_channel_buf(chan, i);
+	return grb_channel_buf(chan, 0);
+}
+
+/* What a drain saw: records, bad payloads, timestamps out of order. */
+struct drain {
+	uint64_t n, bad, late, prev_ts, ns;
+};
+
+static void check_rec(struct drain *d, const struct grb_iter_record *r)
+{
+	uint32_t cpu;
+
+	memcpy(&cpu, r->payload, sizeof(cpu));
+	d->bad += r->payload_len != sizeof(cpu) || cpu >= CPU_SETSIZE;
+	d->late += r->timestamp < d->prev_ts;
+	d->prev_ts = r->timestamp;
+	d->n++;
+}
+
+static int drain_cb(void *arg, const struct grb_iter_record *r)
+{
+	check_rec((struct drain *)arg, r);
+	return 0;
+}
+
+/* The baseline: the reader protocol and this client's decoder inline. */
+static void drain_raw(struct grb_buf *buf, struct drain *d)
+{
+	struct grb_reader_subbuf sb;
+	struct grb_record rec;
+	uint32_t cpu;
+
+	while (grb_reader_get_next(buf) == 0) {
+		size_t off = grb_reader_first_record(buf);
+
+		grb_reader_held(buf, &sb);
+		while (off < sb.data_size &&
+		       rd_decode(&cfg_cpu_dc, sb.data, off, sb.data_size,
+				 &rec) == 0) {
+			memcpy(&cpu, (const char *)sb.data + rec.payload_off,
+			       sizeof(cpu));
+			d->bad += rec.payload_len != sizeof(cpu) ||
+				  cpu >= CPU_SETSIZE;
+			d->n++;
+			off = rec.next;
+		}
+		grb_reader_put_next(buf);
+	}
+}
+
+enum rate_kind {
+	RATE_RAW, RATE_BUF_DC, RATE_BUF_OW, RATE_BUF_CB, RATE_CHAN,
+	RATE_CHAN_CB, NR_RATES
+};
+
+static const struct {
+	const char *id, *label;
+} rates[NR_RATES] = {
+	{ "raw", "get_next + inline decode + put_next (baseline)" },
+	{ "buf-dc", "grb_buf_iter_next, discard" },
+	{ "buf-ow", "grb_buf_iter_next, overwrite" },
+	{ "buf-cb", "grb_buf_iter_consume (callback), discard" },
+	{ "chan", "grb_chan_iter_next, merged over all CPUs" },
+	{ "chan-cb", "grb_chan_iter_consume (callback), merged" },
+};
+
+/* A channel filled for @kind, finalized, drained and timed on the reader
+ * CPU; the fill is not timed. */
+static void rate_once(enum rate_kind kind, struct drain *d)
+{
+	const struct grb_config *cfg = kind == RATE_BUF_OW ? &cfg_cpu_ow :
+				       &cfg_cpu_dc;
+	struct grb_channel *chan = rd_chan(cfg, RD_SUBBUF);
+	struct grb_buf *buf = writer_buf(chan);
+	struct grb_buf_iter *bi = NULL;
+	struct grb_chan_iter *ci = NULL;
+	struct grb_iter_record r;
+	uint64_t t0, cnt;
+	int ret;
+
+	memset(d, 0, sizeof(*d));
+	if (kind == RATE_CHAN || kind == RATE_CHAN_CB)
+		fill_all(cfg, chan);
+	else
+		fill(cfg, chan, FILL_MAX);
+	grb_channel_finalize(chan);
+	bench_pin_self(bench_cpu_for_reader());
+	if (kind == RATE_CHAN || kind == RATE_CHAN_CB)
+		ret = grb_chan_iter_create(chan, GRB_ITER_CONSUME, &ci);
+	else if (kind == RATE_RAW)
+		ret = grb_reader_open(buf);
+	else
+		ret = grb_buf_iter_create(buf, GRB_ITER_CONSUME, &bi);
+	if (ret) {
+		fprintf(stderr, "grb_bench: read: %s\n", grb_strerror(ret));
+		exit(1);
+	}
+	t0 = bench_now_ns();
+	switch (kind) {
+	case RATE_RAW:
+		drain_raw(buf, d);
+		break;
+	case RATE_BUF_DC:
+	case RATE_BUF_OW:
+		while ((ret = grb_buf_iter_next(bi, &r)) == 0)
+			check_rec(d, &r);
+		break;
+	case RATE_BUF_CB:
+		while (grb_buf_iter_consume(bi, drain_cb, d, &cnt) == 0 && cnt)
+			;
+		break;
+	case RATE_CHAN:
+		while ((ret = grb_chan_iter_next(ci, &r)) == 0)
+			check_rec(d, &r);
+		break;
+	default:
+		while (grb_chan_iter_consume(ci, drain_cb, d, &cnt) == 0 && cnt)
+			;
+		break;
+	}
+	d->ns = bench_now_ns() - t0;
+	if (kind == RATE_RAW)
+		grb_reader_release(buf);
+	grb_buf_iter_destroy(bi);
+	grb_chan_iter_destroy(ci);
+	bench_pin_self(bench_cpu_for_writer(0));
+	grb_channel_destroy(chan);
+}
+
+static void rate_rows(const struct bench_opts *o, enum rate_kind kind,
+		      const double *ns, const double *mps, uint64_t n,
+		      uint64_t bad, uint64_t late)
+{
+	struct bench_stat st;
+	struct bench_row *row;
+	int m;
+
+	for (m = 0; m < 2; m++) {
+		row = report_add("rd/rate/%s/%s", rates[kind].id,
+				 m ? "ns" : "rate");
+		report_describe(row, "read", "grb", m ? "ns_per_record" :
+				"records_per_s", m ? "ns/record" : "records/s",
+				RD_SUBBUF, kind == RATE_CHAN ||
+				kind == RATE_CHAN_CB ? bench_nr_cpus() : 1, 1);
+		snprintf(row->config, sizeof(row->config), "%s; 1 MiB per "
+			 "CPU, filled then finalized; reader on CPU %d",
+			 rates[kind].label, bench_cpu_for_reader());
+		snprintf(row->note, sizeof(row->note), "%llu records per run "
+			 "(last run), %llu bad payloads, %llu out of time "
+			 "order, over %d runs", (unsigned long long)n,
+			 (unsigned long long)bad, (unsigned long long)late,
+			 o->runs);
+		bench_stat_of(m ? ns : mps, o->runs, &st);
+		report_set(row, &st);
+	}
+}
+
+/* Every kind once per run, in turn, so that noise spreads over all. */
+static void bench_read_rates(const struct bench_opts *o)
+{
+	double ns[NR_RATES][64], mps[NR_RATES][64];
+	uint64_t bad[NR_RATES] = { 0 }, late[NR_RATES] = { 0 };
+	uint64_t n[NR_RATES] = { 0 };
+	struct drain d;
+	int k, i;
+
+	for (k = 0; k < o->runs; k++)
+		for (i = 0; i < NR_RATES; i++) {
+			rate_once((enum rate_kind)i, &d);
+			ns[i][k] = d.n ? (double)d.ns / (double)d.n : NAN;
+			mps[i][k] = d.ns ? (double)d.n * 1e9 / (double)d.ns :
+				    NAN;
+			n[i] = d.n;
+			bad[i] += d.bad;
+			late[i] += i == RATE_CHAN || i == RATE_CHAN_CB ?
+				   d.late : 0;
+		}
+	for (i = 0; i < NR_RATES; i++)
+		rate_rows(o, (enum rate_kind)i, ns[i], mps[i], n[i], bad[i],
+			  late[i]);
+}
+
+void bench_read_run(const struct bench_opts *o)
+{
+	fprintf(stderr, "  read: record rates\n");
+	bench_read_rates(o);
+}
