@@ -32,6 +32,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <ftw.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "bench.h"
@@ -144,16 +146,39 @@ static void daemon_stop(struct lttng_env *env)
 	env->daemon = 0;
 }
 
-/* Events in a trace directory, or -1 when it cannot be read. */
-static long long count_events(struct lttng_env *env, const char *dir)
+/* Bytes of the regular files under a trace directory. */
+static uint64_t trace_bytes;
+
+static int add_size(const char *path, const struct stat *st, int type,
+		    struct FTW *ftw)
+{
+	(void)path;
+	(void)ftw;
+	if (type == FTW_F)
+		trace_bytes += (uint64_t)st->st_size;
+	return 0;
+}
+
+/*
+ * Events in a trace directory, or -1 when it cannot be read.  The
+ * babeltrace2 run is timed (process start included) and the trace's size
+ * taken, for the read-side peer rows.
+ */
+static long long count_events(struct lttng_env *env, const char *dir,
+			      uint64_t *ns, uint64_t *bytes)
 {
 	char *argv[] = { (char *)"babeltrace2", (char *)dir,
 			 (char *)"--component=sink.utils.counter",
 			 (char *)"--params=step=+0", NULL };
+	uint64_t t0 = bench_now_ns();
 	char *p;
 
 	if (bench_run(argv, env->out, OUT_CAP) != 0)
 		return -1;
+	*ns = bench_now_ns() - t0;
+	trace_bytes = 0;
+	nftw(dir, add_size, 16, FTW_PHYS);
+	*bytes = trace_bytes;
 	p = strstr(env->out, " Event messages");
 	if (!p)
 		p = strstr(env->out, " Event message");
@@ -191,6 +216,7 @@ struct job_out {
 	int nscale[BENCH_MAX_THREADS];
 	unsigned long long calls, span;
 	long long events, discarded;
+	uint64_t bt_ns, bt_bytes;   /* babeltrace2's run and the trace size */
 };
 
 static void parse_app(const struct bench_opts *o, char *s, struct job_out *r)
@@ -349,7 +375,7 @@ static int run_job(struct lttng_env *env, const struct bench_opts *o,
 		r->discarded = list_stat(env, name, "Discarded events:");
 	lttng(env, "destroy", name, NULL);
 	if (ret == 0 && env->have_bt)
-		r->events = count_events(env, dir);
+		r->events = count_events(env, dir, &r->bt_ns, &r->bt_bytes);
 	bench_run(rm, NULL, 0);
 	if (ret != 0)
 		return -1;
@@ -440,6 +466,29 @@ static void discard_rows(const struct bench_opts *o, const struct job *j,
 	}
 }
 
+/*
+ * The read side's peer: babeltrace2 reading the trace this job recorded,
+ * counted with its counter sink; wall time of the whole process.
+ */
+static void reader_peer_row(const struct job *j, const struct job_out *r)
+{
+	static const char *const kind[] = { "fr", "rd", "dc" };
+	struct bench_row *row;
+
+	row = lt_row("read", "babeltrace2_events_per_s", "events/s",
+		     j->subbuf, 1, 1, "rd/bt2/%s/%zu", kind[j->kind],
+		     j->subbuf);
+	snprintf(row->system, sizeof(row->system), "babeltrace2");
+	snprintf(row->config, sizeof(row->config), "counter sink, the %s "
+		 "trace in /tmp", job_name(j->kind));
+	snprintf(row->note, sizeof(row->note), "%lld events, %llu trace "
+		 "bytes, %.3f s with the process start", r->events,
+		 (unsigned long long)r->bt_bytes, (double)r->bt_ns / 1e9);
+	row->value = row->min = row->max =
+		(double)r->events * 1e9 / (double)r->bt_ns;
+	row->runs = 1;
+}
+
 static void job_rows(const struct lttng_env *env, const struct bench_opts *o,
 		     const struct job *j, const struct job_out *r)
 {
@@ -469,6 +518,8 @@ static void job_rows(const struct lttng_env *env, const struct bench_opts *o,
 	}
 	if (j->kind == JOB_DC)
 		discard_rows(o, j, r, &st);
+	if (r->events > 0 && r->bt_ns)
+		reader_peer_row(j, r);
 	for (t = 0; j->scale && t < BENCH_MAX_THREADS; t++) {
 		bench_stat_of(r->scale[t], r->nscale[t], &st);
 		row = lt_row("scale", "cpu_ns_per_record", "ns CPU/record",

@@ -398,7 +398,7 @@ static void read_wake_lines(const struct bench_opts *o)
 			"steal %.0f%%\n", (unsigned long long)o->n_wake,
 			rv("rd/wake/load/other_cpu"), rv("rd/wake/load/steal"));
 		fprintf(out, "  %-*s %9s %9s %9s %9s %10s   %s\n", LABEL_W,
-			"", "p50 us", "p99 us", "max us", "reader", "calls/rec",
+			"", "p50 us", "p99 us", "max us", "reader CPU", "calls/rec",
 			"p50 / p99 x baseline");
 		wake_line("wake", "futex", "futex wake-up, no ring buffer "
 			  "(baseline)", 0);
@@ -413,11 +413,53 @@ static void read_wake_lines(const struct bench_opts *o)
 		"sub-buffers, one discard buffer; 8-byte payload\n",
 		o->low_secs);
 	fprintf(out, "  %-*s %8s %6s %7s %9s %9s %9s %10s\n", LABEL_W, "",
-		"B/record", "slot", "x slot", "p50 us", "p99 us", "reader",
+		"B/record", "slot", "x slot", "p50 us", "p99 us", "rd CPU",
 		"calls/rec");
 	wake_line("low", "live", "live reading (grb_buf_iter_poll)", 1);
 	wake_line("low", "flush", "flush after every record (no live read)",
 		  1);
+}
+
+/* LTTng-UST's readers of this run's events beside grb's. */
+static void read_peer_lines(void)
+{
+	static const struct {
+		const char *kind, *label;
+	} bt[] = {
+		{ "dc", "discard session" },
+		{ "rd", "overwrite session, consumer reading" },
+		{ "fr", "flight-recorder snapshot" },
+	};
+	const struct bench_row *r;
+	double cd = rv("dc/lttng/reader_rate"), g = rv("rd/rate/chan/rate");
+	size_t i;
+
+	if (isnan(cd) && !report_find("rd/bt2/dc/%u", BENCH_DISCARD_SUBBUF))
+		return;
+	fprintf(out, "  peers: LTTng-UST's readers, on the events of its own "
+		"runs in this benchmark\n");
+	if (!isnan(cd))
+		fprintf(out, "  %-*s %.2fM/s (grb's polling reader in section "
+			"2: %.2fM/s)\n", LABEL_W, "consumer daemon, discard "
+			"session", cd / 1e6, rv("dc/grb/reader_rate") / 1e6);
+	if (!isnan(cd))
+		fprintf(out, "  %-*s (events in the trace / the writer's wall "
+			"time: bounded by the writer)\n", LABEL_W, "");
+	for (i = 0; i < sizeof(bt) / sizeof(bt[0]); i++) {
+		char label[96];
+		uint64_t sb = strcmp(bt[i].kind, "dc") ? BENCH_SCALE_SUBBUF :
+			      BENCH_DISCARD_SUBBUF;
+
+		r = report_find("rd/bt2/%s/%llu", bt[i].kind,
+				(unsigned long long)sb);
+		if (!r)
+			continue;
+		snprintf(label, sizeof(label), "babeltrace2, %s trace",
+			 bt[i].label);
+		fprintf(out, "  %-*s %.2fM/s; grb_chan_iter_next %.1fx that "
+			"(%s)\n", LABEL_W, label, r->value / 1e6, g / r->value,
+			r->note);
+	}
 }
 
 static void section_read(const struct bench_opts *o)
@@ -429,6 +471,7 @@ static void section_read(const struct bench_opts *o)
 	read_rate_lines();
 	read_out_lines(o);
 	read_wake_lines(o);
+	read_peer_lines();
 }
 
 void bench_table_print(FILE *f, const struct bench_opts *o,
