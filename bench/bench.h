@@ -62,6 +62,8 @@ void bench_mutex_run(const struct bench_opts *o);
 /* bench_read.c, bench_wake.c: the read side (section 5). */
 void bench_read_run(const struct bench_opts *o);
 void bench_wake_run(const struct bench_opts *o);
+/* Read n records with the drain @what (callgrind.c); 0, -EINVAL, -EIO. */
+int bench_read_one(const char *what, uint64_t n);
 
 /* bench_lttng.c */
 void bench_lttng_run(const struct bench_opts *o);

@@ -97,20 +97,28 @@ static uint64_t fill_all(const struct grb_config *cfg,
 	return total;
 }
 
-/* The buffer of the first writer's CPU. */
-static struct grb_buf *writer_buf(struct grb_channel *chan)
+/* The buffer holding the most records: the writer's CPU's, also under
+ * valgrind, where the CPU id comes from sched_getcpu(). */
+static struct grb_buf *fullest_buf(struct grb_channel *chan)
 {
+	struct grb_buf *best = grb_channel_buf(chan, 0);
+	struct grb_buf_stats st;
+	uint64_t most = 0;
 	unsigned int i;
 
-	for (i = 0; i < grb_channel_nr_bufs(chan); i++)
-		if (grb_buf_cpu(grb_channel_buf(chan, i)) ==
-		    bench_cpu_for_writer(0))
-			return grb_channel_buf(chan, i);
-	return grb_channel_buf(chan, 0);
+	for (i = 0; i < grb_channel_nr_bufs(chan); i++) {
+		grb_buf_get_stats(grb_channel_buf(chan, i), &st);
+		if (st.written > most) {
+			most = st.written;
+			best = grb_channel_buf(chan, i);
+		}
+	}
+	return best;
 }
 
 /* What a drain saw: records, bad payloads, timestamps out of order. */
 struct drain {
+	uint64_t limit;   /* stop after this many records */
 	uint64_t n, bad, late, prev_ts, ns;
 };
 
@@ -127,22 +135,36 @@ static void check_rec(struct drain *d, const struct grb_iter_record *r)
 
 static int drain_cb(void *arg, const struct grb_iter_record *r)
 {
-	check_rec((struct drain *)arg, r);
-	return 0;
+	struct drain *d = (struct drain *)arg;
+
+	check_rec(d, r);
+	return d->n == d->limit;
 }
 
+/*
+ * The drains, out of line and global: callgrind's --toggle-collect
+ * counts the instructions of one of them (section 4).
+ */
+BENCH_NOINLINE void bench_read_drain_raw(struct grb_buf *buf,
+					 struct drain *d);
+BENCH_NOINLINE void bench_read_drain_buf(struct grb_buf_iter *it,
+					 struct drain *d);
+BENCH_NOINLINE void bench_read_drain_chan(struct grb_chan_iter *it,
+					  struct drain *d);
+
 /* The baseline: the reader protocol and this client's decoder inline. */
-static void drain_raw(struct grb_buf *buf, struct drain *d)
+BENCH_NOINLINE void bench_read_drain_raw(struct grb_buf *buf,
+					 struct drain *d)
 {
 	struct grb_reader_subbuf sb;
 	struct grb_record rec;
 	uint32_t cpu;
 
-	while (grb_reader_get_next(buf) == 0) {
+	while (d->n < d->limit && grb_reader_get_next(buf) == 0) {
 		size_t off = grb_reader_first_record(buf);
 
 		grb_reader_held(buf, &sb);
-		while (off < sb.data_size &&
+		while (off < sb.data_size && d->n < d->limit &&
 		       rd_decode(&cfg_cpu_dc, sb.data, off, sb.data_size,
 				 &rec) == 0) {
 			memcpy(&cpu, (const char *)sb.data + rec.payload_off,
@@ -154,6 +176,24 @@ static void drain_raw(struct grb_buf *buf, struct drain *d)
 		}
 		grb_reader_put_next(buf);
 	}
+}
+
+BENCH_NOINLINE void bench_read_drain_buf(struct grb_buf_iter *it,
+					 struct drain *d)
+{
+	struct grb_iter_record r;
+
+	while (d->n < d->limit && grb_buf_iter_next(it, &r) == 0)
+		check_rec(d, &r);
+}
+
+BENCH_NOINLINE void bench_read_drain_chan(struct grb_chan_iter *it,
+					  struct drain *d)
+{
+	struct grb_iter_record r;
+
+	while (d->n < d->limit && grb_chan_iter_next(it, &r) == 0)
+		check_rec(d, &r);
 }
 
 enum rate_kind {
@@ -172,67 +212,102 @@ static const struct {
 	{ "chan-cb", "grb_chan_iter_consume (callback), merged" },
 };
 
-/* A channel filled for @kind, finalized, drained and timed on the reader
- * CPU; the fill is not timed. */
-static void rate_once(enum rate_kind kind, struct drain *d)
+/* A channel filled for one kind of drain, finalized, read on the reader
+ * CPU. */
+struct reading {
+	enum rate_kind kind;
+	struct grb_channel *chan;
+	struct grb_buf *buf;
+	struct grb_buf_iter *bi;
+	struct grb_chan_iter *ci;
+};
+
+static int merged(enum rate_kind kind)
+{
+	return kind == RATE_CHAN || kind == RATE_CHAN_CB;
+}
+
+static void reading_open(struct reading *rd, enum rate_kind kind)
 {
 	const struct grb_config *cfg = kind == RATE_BUF_OW ? &cfg_cpu_ow :
 				       &cfg_cpu_dc;
-	struct grb_channel *chan = rd_chan(cfg, RD_SUBBUF);
-	struct grb_buf *buf = writer_buf(chan);
-	struct grb_buf_iter *bi = NULL;
-	struct grb_chan_iter *ci = NULL;
-	struct grb_iter_record r;
-	uint64_t t0, cnt;
 	int ret;
 
-	memset(d, 0, sizeof(*d));
-	if (kind == RATE_CHAN || kind == RATE_CHAN_CB)
-		fill_all(cfg, chan);
+	memset(rd, 0, sizeof(*rd));
+	rd->kind = kind;
+	rd->chan = rd_chan(cfg, RD_SUBBUF);
+	if (merged(kind))
+		fill_all(cfg, rd->chan);
 	else
-		fill(cfg, chan, FILL_MAX);
-	grb_channel_finalize(chan);
+		fill(cfg, rd->chan, FILL_MAX);
+	grb_channel_finalize(rd->chan);
+	rd->buf = fullest_buf(rd->chan);
 	bench_pin_self(bench_cpu_for_reader());
-	if (kind == RATE_CHAN || kind == RATE_CHAN_CB)
-		ret = grb_chan_iter_create(chan, GRB_ITER_CONSUME, &ci);
+	if (merged(kind))
+		ret = grb_chan_iter_create(rd->chan, GRB_ITER_CONSUME, &rd->ci);
 	else if (kind == RATE_RAW)
-		ret = grb_reader_open(buf);
+		ret = grb_reader_open(rd->buf);
 	else
-		ret = grb_buf_iter_create(buf, GRB_ITER_CONSUME, &bi);
+		ret = grb_buf_iter_create(rd->buf, GRB_ITER_CONSUME, &rd->bi);
 	if (ret) {
 		fprintf(stderr, "grb_bench: read: %s\n", grb_strerror(ret));
 		exit(1);
 	}
-	t0 = bench_now_ns();
-	switch (kind) {
+}
+
+static void reading_drain(struct reading *rd, struct drain *d)
+{
+	uint64_t cnt;
+
+	switch (rd->kind) {
 	case RATE_RAW:
-		drain_raw(buf, d);
+		bench_read_drain_raw(rd->buf, d);
 		break;
 	case RATE_BUF_DC:
 	case RATE_BUF_OW:
-		while ((ret = grb_buf_iter_next(bi, &r)) == 0)
-			check_rec(d, &r);
+		bench_read_drain_buf(rd->bi, d);
 		break;
 	case RATE_BUF_CB:
-		while (grb_buf_iter_consume(bi, drain_cb, d, &cnt) == 0 && cnt)
+		while (d->n < d->limit &&
+		       grb_buf_iter_consume(rd->bi, drain_cb, d, &cnt) == 0 &&
+		       cnt)
 			;
 		break;
 	case RATE_CHAN:
-		while ((ret = grb_chan_iter_next(ci, &r)) == 0)
-			check_rec(d, &r);
+		bench_read_drain_chan(rd->ci, d);
 		break;
 	default:
-		while (grb_chan_iter_consume(ci, drain_cb, d, &cnt) == 0 && cnt)
+		while (d->n < d->limit &&
+		       grb_chan_iter_consume(rd->ci, drain_cb, d, &cnt) == 0 &&
+		       cnt)
 			;
 		break;
 	}
-	d->ns = bench_now_ns() - t0;
-	if (kind == RATE_RAW)
-		grb_reader_release(buf);
-	grb_buf_iter_destroy(bi);
-	grb_chan_iter_destroy(ci);
+}
+
+static void reading_close(struct reading *rd)
+{
+	if (rd->kind == RATE_RAW)
+		grb_reader_release(rd->buf);
+	grb_buf_iter_destroy(rd->bi);
+	grb_chan_iter_destroy(rd->ci);
 	bench_pin_self(bench_cpu_for_writer(0));
-	grb_channel_destroy(chan);
+	grb_channel_destroy(rd->chan);
+}
+
+/* One timed drain of a whole filled channel; the fill is not timed. */
+static void rate_once(enum rate_kind kind, struct drain *d)
+{
+	struct reading rd;
+	uint64_t t0;
+
+	memset(d, 0, sizeof(*d));
+	d->limit = UINT64_MAX;
+	reading_open(&rd, kind);
+	t0 = bench_now_ns();
+	reading_drain(&rd, d);
+	d->ns = bench_now_ns() - t0;
+	reading_close(&rd);
 }
 
 static void rate_rows(const struct bench_opts *o, enum rate_kind kind,
@@ -248,8 +323,8 @@ static void rate_rows(const struct bench_opts *o, enum rate_kind kind,
 				 m ? "ns" : "rate");
 		report_describe(row, "read", "grb", m ? "ns_per_record" :
 				"records_per_s", m ? "ns/record" : "records/s",
-				RD_SUBBUF, kind == RATE_CHAN ||
-				kind == RATE_CHAN_CB ? bench_nr_cpus() : 1, 1);
+				RD_SUBBUF, merged(kind) ? bench_nr_cpus() : 1,
+				1);
 		snprintf(row->config, sizeof(row->config), "%s; 1 MiB per "
 			 "CPU, filled then finalized; reader on CPU %d",
 			 rates[kind].label, bench_cpu_for_reader());
@@ -280,8 +355,7 @@ static void bench_read_rates(const struct bench_opts *o)
 				    NAN;
 			n[i] = d.n;
 			bad[i] += d.bad;
-			late[i] += i == RATE_CHAN || i == RATE_CHAN_CB ?
-				   d.late : 0;
+			late[i] += merged((enum rate_kind)i) ? d.late : 0;
 		}
 	for (i = 0; i < NR_RATES; i++)
 		rate_rows(o, (enum rate_kind)i, ns[i], mps[i], n[i], bad[i],
@@ -292,4 +366,38 @@ void bench_read_run(const struct bench_opts *o)
 {
 	fprintf(stderr, "  read: record rates\n");
 	bench_read_rates(o);
+}
+
+int bench_read_one(const char *what, uint64_t n)
+{
+	static const struct {
+		const char *what;
+		enum rate_kind kind;
+	} ones[] = {
+		{ "read-raw", RATE_RAW },
+		{ "read-buf", RATE_BUF_DC },
+		{ "read-chan", RATE_CHAN },
+	};
+	struct reading rd;
+	struct drain d;
+	uint64_t before;
+	size_t i;
+
+	for (i = 0; i < sizeof(ones) / sizeof(ones[0]); i++)
+		if (strcmp(what, ones[i].what) == 0)
+			break;
+	if (i == sizeof(ones) / sizeof(ones[0]))
+		return -EINVAL;
+	memset(&d, 0, sizeof(d));
+	d.limit = n;
+	/* As many filled channels as it takes to read n records. */
+	do {
+		before = d.n;
+		reading_open(&rd, ones[i].kind);
+		reading_drain(&rd, &d);
+		reading_close(&rd);
+	} while (d.n < n && d.n > before);
+	printf("%s: %llu records read, %llu bad\n", what,
+	       (unsigned long long)d.n, (unsigned long long)d.bad);
+	return d.n == n ? 0 : -EIO;
 }

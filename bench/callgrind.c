@@ -13,6 +13,9 @@
  * sched_getcpu() (grb__cpu_slow); its inclusive cost, read with
  * callgrind_annotate, is reported apart and subtracted for the "without
  * the fallback" figure (the rseq read it replaces is one load).
+ *
+ * The read side is counted the same way: instructions per record read by
+ * one drain of bench_read.c (filling its channels is not collected).
  */
 #include <errno.h>
 #include <limits.h>
@@ -42,6 +45,12 @@ static const struct {
 	  "floor: clock_gettime(MONOTONIC) + 16-byte store", 1 },
 	{ "floor-cas", "bench_floor_cas",
 	  "floor: lock cmpxchg + 16-byte store", 0 },
+	{ "read-raw", "bench_read_drain_raw",
+	  "read: get_next, inline decode, put_next", 1 },
+	{ "read-buf", "bench_read_drain_buf",
+	  "read: grb_buf_iter_next, discard", 1 },
+	{ "read-chan", "bench_read_drain_chan",
+	  "read: grb_chan_iter_next, merged", 1 },
 };
 
 #define NR_TARGETS (sizeof(targets) / sizeof(targets[0]))
@@ -52,6 +61,8 @@ int bench_callgrind_one(const char *what, uint64_t n)
 		return bench_grb_one(what, n);
 	if (strncmp(what, "floor-", 6) == 0)
 		return bench_floor_one(what, n);
+	if (strncmp(what, "read-", 5) == 0)
+		return bench_read_one(what, n);
 	return -EINVAL;
 }
 
@@ -115,7 +126,7 @@ static struct bench_row *ir_row(const char *key, const char *desc,
 
 	snprintf(row->section, sizeof(row->section), "instr");
 	snprintf(row->system, sizeof(row->system), "%s",
-		 strncmp(key, "ir/grb", 6) == 0 ? "grb" : "floor");
+		 strncmp(key, "ir/floor", 8) == 0 ? "floor" : "grb");
 	snprintf(row->name, sizeof(row->name), "%s", name);
 	snprintf(row->unit, sizeof(row->unit), "instructions/record");
 	snprintf(row->config, sizeof(row->config), "%s", desc);

@@ -244,6 +244,9 @@ static void section_instr(const struct bench_opts *o)
 		{ "floor-rdtscp", "floor: rdtscp + 16-byte store" },
 		{ "floor-mono", "floor: clock_gettime + 16-byte store" },
 		{ "floor-cas", "floor: lock cmpxchg + 16-byte store" },
+		{ "read-raw", "read: get_next, inline decode, put_next" },
+		{ "read-buf", "read: grb_buf_iter_next" },
+		{ "read-chan", "read: grb_chan_iter_next, merged" },
 	};
 	size_t i;
 	int any = 0;
