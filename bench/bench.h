@@ -41,6 +41,7 @@ struct bench_opts {
 	uint64_t n_wake;        /* records per wake-up latency run */
 	unsigned int low_secs;  /* seconds per low-rate run (1000/s) */
 	unsigned int out_rounds;  /* buffer fills per output run */
+	unsigned int read_rounds; /* channel fills per read-rate run */
 	const char *out_dir;
 };
 

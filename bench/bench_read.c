@@ -295,19 +295,27 @@ static void reading_close(struct reading *rd)
 	grb_channel_destroy(rd->chan);
 }
 
-/* One timed drain of a whole filled channel; the fill is not timed. */
-static void rate_once(enum rate_kind kind, struct drain *d)
+/*
+ * @rounds timed drains of a whole filled channel, summed; the fills are
+ * not timed.  Several per run, so that one run is tens of milliseconds.
+ */
+static void rate_once(enum rate_kind kind, unsigned int rounds,
+		      struct drain *d)
 {
 	struct reading rd;
+	unsigned int i;
 	uint64_t t0;
 
 	memset(d, 0, sizeof(*d));
 	d->limit = UINT64_MAX;
-	reading_open(&rd, kind);
-	t0 = bench_now_ns();
-	reading_drain(&rd, d);
-	d->ns = bench_now_ns() - t0;
-	reading_close(&rd);
+	for (i = 0; i < rounds; i++) {
+		reading_open(&rd, kind);
+		d->prev_ts = 0;
+		t0 = bench_now_ns();
+		reading_drain(&rd, d);
+		d->ns += bench_now_ns() - t0;
+		reading_close(&rd);
+	}
 }
 
 static void rate_rows(const struct bench_opts *o, enum rate_kind kind,
@@ -329,8 +337,9 @@ static void rate_rows(const struct bench_opts *o, enum rate_kind kind,
 			 "CPU, filled then finalized; reader on CPU %d",
 			 rates[kind].label, bench_cpu_for_reader());
 		snprintf(row->note, sizeof(row->note), "%llu records per run "
-			 "(last run), %llu bad payloads, %llu out of time "
-			 "order, over %d runs", (unsigned long long)n,
+			 "(last run, %u fills), %llu bad payloads, %llu out "
+			 "of time order, over %d runs", (unsigned long long)n,
+			 o->read_rounds,
 			 (unsigned long long)bad, (unsigned long long)late,
 			 o->runs);
 		bench_stat_of(m ? ns : mps, o->runs, &st);
@@ -349,7 +358,7 @@ static void bench_read_rates(const struct bench_opts *o)
 
 	for (k = 0; k < o->runs; k++)
 		for (i = 0; i < NR_RATES; i++) {
-			rate_once((enum rate_kind)i, &d);
+			rate_once((enum rate_kind)i, o->read_rounds, &d);
 			ns[i][k] = d.n ? (double)d.ns / (double)d.n : NAN;
 			mps[i][k] = d.ns ? (double)d.n * 1e9 / (double)d.ns :
 				    NAN;

@@ -81,6 +81,7 @@ static void defaults(struct bench_opts *o, int quick)
 	o->n_wake = quick ? 300 : 2000;
 	o->low_secs = quick ? 1 : 3;
 	o->out_rounds = quick ? 4 : 16;
+	o->read_rounds = quick ? 2 : 4;
 	o->out_dir = GRB_BENCH_OUT_DIR;
 }
 

@@ -300,7 +300,7 @@ static const struct {
 	{ "chan-cb", "grb_chan_iter_consume (callback), merged" },
 };
 
-static void read_rate_lines(void)
+static void read_rate_lines(const struct bench_opts *o)
 {
 	double base = rv("rd/rate/raw/ns");
 	char a[64], b[64], key[64];
@@ -309,7 +309,8 @@ static void read_rate_lines(void)
 	if (isnan(base) && isnan(rv("rd/rate/buf-dc/ns")))
 		return;
 	fprintf(out, "  records out of a filled, finalized channel: 1 MiB per "
-		"CPU, 128 KiB sub-buffers, 8-byte records\n");
+		"CPU, 128 KiB sub-buffers, 8-byte records, %u fills per run"
+		"\n", o->read_rounds);
 	fprintf(out, "  %-*s %-*s %-*s %s\n", LABEL_W, "", CELL_W,
 		"records/s", CELL_W, "ns/record", "ns / baseline");
 	for (i = 0; i < sizeof(read_rates) / sizeof(read_rates[0]); i++) {
@@ -429,9 +430,9 @@ static void read_peer_lines(void)
 	static const struct {
 		const char *kind, *label;
 	} bt[] = {
-		{ "dc", "discard session" },
-		{ "rd", "overwrite session, consumer reading" },
-		{ "fr", "flight-recorder snapshot" },
+		{ "dc", "discard" },
+		{ "rd", "overwrite + consumer" },
+		{ "fr", "snapshot" },
 	};
 	const struct bench_row *r;
 	double cd = rv("dc/lttng/reader_rate"), g = rv("rd/rate/chan/rate");
@@ -471,7 +472,7 @@ static void section_read(const struct bench_opts *o)
 		return;
 	fprintf(out, "\n5. Read side, reader on CPU %d (the writer on CPU %d)"
 		"\n", bench_cpu_for_reader(), bench_cpu_for_writer(0));
-	read_rate_lines();
+	read_rate_lines(o);
 	read_out_lines(o);
 	read_wake_lines(o);
 	read_peer_lines();

@@ -247,6 +247,15 @@ static void r1(void)
 		"ns) = %.2fx; target >= 0.5x", m / 1e6,
 		v("rd/rate/chan/ns"), bench_nr_cpus(), b / 1e6,
 		v("rd/rate/buf-dc/ns"), m / b);
+	m = v("ir/read-chan");
+	b = v("ir/read-buf");
+	if (isnan(m) || isnan(b))
+		return;
+	verdict("R1' merge vs one buffer, instr.", b / m >= 0.5 ? "met" :
+		"MISSED", b / m, "x one buffer", "instructions per record: "
+		"grb_buf_iter_next %.0f, grb_chan_iter_next %.0f: the merge "
+		"can read %.2fx as many records per instruction; target >= "
+		"0.5x", b, m, b / m);
 }
 
 /* R2 for one way of waiting; the load says how idle the machine was. */
