@@ -82,6 +82,13 @@ GRB_API void grb__wake(struct grb_buf *buf);
 int grb__live_prefix(struct grb_buf *buf, uint64_t pos, uint64_t *size,
 		     uint64_t *records);
 
+/*
+ * src/reader.c: release a sub-buffer held from grb_reader_get_next()
+ * without consuming it; discard mode only.  Return: 0; -EPERM when none
+ * is held that way, in overwrite mode, or when not open.
+ */
+int grb__reader_unget(struct grb_buf *buf);
+
 /* src/cpu.c */
 int grb__possible_cpus(void);
 

@@ -206,6 +206,7 @@ void grb__buf_iter_advance(struct grb_buf_iter *it,
 		it->live_next = r->rec.next;
 	it->taken++;
 	it->lost_pending = 0;
+	it->read_off = 0;
 }
 
 int grb_buf_iter_next(struct grb_buf_iter *it, struct grb_iter_record *r)

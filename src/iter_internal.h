@@ -35,6 +35,13 @@ struct grb_buf_iter {
 	 */
 	uint64_t bound;
 	uint64_t snap_pos, snap_end;    /* snapshot mode: the range left */
+	/*
+	 * grb_buf_iter_read() (src/output.c): payload bytes of the peeked
+	 * record already copied out.  The record is taken (advanced) only
+	 * once all of it is copied, so a split record stays the one peek
+	 * returns; advance resets this.
+	 */
+	size_t read_off;
 };
 
 int grb__buf_iter_init(struct grb_buf_iter *it, struct grb_buf *buf,
@@ -53,5 +60,19 @@ void grb__buf_iter_advance(struct grb_buf_iter *it,
 struct grb_buf *grb__chan_iter_blocker(const struct grb_chan_iter *ci);
 struct grb_channel *grb__chan_iter_channel(const struct grb_chan_iter *ci);
 struct grb_buf *grb__buf_iter_buf(const struct grb_buf_iter *it);
+
+/*
+ * A record grb_chan_iter_read() split: the merge has already taken it
+ * (grb_chan_iter_next()), so the channel iterator keeps it and the bytes
+ * copied so far.  Its payload stays valid until the merge is called
+ * again, which it is only once the record is finished.  off == 0: none.
+ */
+struct grb_iter_split {
+	struct grb_iter_record rec;
+	size_t off;
+};
+
+/* src/merge.c: the channel iterator's split record. */
+struct grb_iter_split *grb__chan_iter_split(struct grb_chan_iter *ci);
 
 #endif /* GRB_SRC_ITER_INTERNAL_H */

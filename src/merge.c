@@ -36,6 +36,7 @@ struct grb_chan_iter {
 	struct grb_buf *blocker;        /* see grb__chan_iter_blocker() */
 	int returned;                   /* any record returned yet */
 	struct grb_chan_iter_stats st;
+	struct grb_iter_split split;    /* grb_chan_iter_read()'s, src/output.c */
 };
 
 /* Does buffer a's waiting record come before buffer b's? */
@@ -126,6 +127,14 @@ int grb_chan_iter_next(struct grb_chan_iter *ci, struct grb_iter_record *r)
 
 	if (!ci || !r)
 		return -EINVAL;
+	if (ci->split.off) {
+		/* grb_chan_iter_read() split this record, already taken and
+		 * counted: return it whole rather than lose its rest.  Its
+		 * payload is still valid, as the merge has not run since. */
+		*r = ci->split.rec;
+		ci->split.off = 0;
+		return 0;
+	}
 	for (b = 0; b < ci->n; b++) {
 		if (ci->state[b] == SLOT_IDLE) {
 			ret = refill(ci, b);
@@ -168,6 +177,11 @@ struct grb_buf *grb__chan_iter_blocker(const struct grb_chan_iter *ci)
 struct grb_channel *grb__chan_iter_channel(const struct grb_chan_iter *ci)
 {
 	return ci->chan;
+}
+
+struct grb_iter_split *grb__chan_iter_split(struct grb_chan_iter *ci)
+{
+	return &ci->split;
 }
 
 uint64_t grb_chan_iter_lost(struct grb_chan_iter *ci)

@@ -190,6 +190,27 @@ int grb_reader_put_next(struct grb_buf *buf)
 	return 0;
 }
 
+/*
+ * Give the held sub-buffer from get_next back without consuming it, so the
+ * next get_next returns it again (grb_buf_write() after a failed write).
+ * Discard mode only: there get_next moved nothing but the held state, and
+ * consumed moves only at put_next.  In overwrite mode get has already
+ * moved consumed and swapped the sub-buffer out of the ring, so there is
+ * nothing to go back to.
+ */
+int grb__reader_unget(struct grb_buf *buf)
+{
+	int ret = reader_check(buf);
+
+	if (ret)
+		return ret;
+	if (buf->shm->held != GRB_HELD_NEXT ||
+	    buf->chan->cfg->mode != GRB_MODE_DISCARD)
+		return -EPERM;
+	hold(buf, GRB_HELD_NONE, 0, 0);
+	return 0;
+}
+
 int grb_reader_get_subbuf(struct grb_buf *buf, uint64_t pos)
 {
 	struct grb_buf_shm *shm;
