@@ -16,15 +16,21 @@
  * and read on the reader CPU; filling is not timed.
  */
 #include <errno.h>
+#include <fcntl.h>
+#include <linux/magic.h>
 #include <math.h>
 #include <pthread.h>
 #include <sched.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <sys/vfs.h>
+#include <unistd.h>
 
 #include "grb/channel.h"
 #include "grb/iter.h"
+#include "grb/output.h"
 #include "grb/reader.h"
 
 #include "bench.h"
@@ -371,10 +377,194 @@ static void bench_read_rates(const struct bench_opts *o)
 			  late[i]);
 }
 
+/*
+ * Output: whole sub-buffers of a per-channel discard buffer to a file on
+ * tmpfs.  Each round fills the buffer (not timed), closes the open
+ * sub-buffer, and moves every delivered one out on the reader CPU (timed);
+ * a run is out_rounds rounds appended to one file, truncated before the
+ * run, so the file system allocates its pages as a trace file's would.
+ */
+enum out_kind { OUT_MEMCPY, OUT_WRITE2, OUT_WRITE, OUT_SPLICE, NR_OUTS };
+
+static const struct {
+	const char *id, *label;
+} outs[NR_OUTS] = {
+	{ "memcpy", "memcpy of the same bytes (floor)" },
+	{ "write2", "get_next, write(2), put_next by hand" },
+	{ "write", "grb_buf_write" },
+	{ "splice", "grb_buf_splice (vmsplice + splice)" },
+};
+
+#define OUT_PATH_FMT "/dev/shm/grb-bench-read.%d"
+
+struct out_ctx {
+	int fd;
+	int pipe_fds[2];
+	unsigned char *dst;      /* the memcpy floor's destination */
+	size_t dst_off, dst_cap;
+	uint64_t bytes, ns, errors;
+};
+
+/* Move every delivered sub-buffer out by hand: memcpy or write(2). */
+static void out_by_hand(struct grb_buf *buf, struct out_ctx *c, int copy)
+{
+	struct grb_reader_subbuf sb;
+
+	while (grb_reader_get_next(buf) == 0) {
+		size_t done = 0;
+
+		grb_reader_held(buf, &sb);
+		if (copy && c->dst_off + sb.data_size <= c->dst_cap) {
+			memcpy(c->dst + c->dst_off, sb.data, sb.data_size);
+			c->dst_off += sb.data_size;
+			done = sb.data_size;
+		}
+		while (!copy && done < sb.data_size) {
+			ssize_t w = write(c->fd, (const char *)sb.data + done,
+					  sb.data_size - done);
+
+			if (w <= 0)
+				break;
+			done += (size_t)w;
+		}
+		c->errors += done != sb.data_size;
+		c->bytes += done;
+		grb_reader_put_next(buf);
+	}
+}
+
+static void out_round(enum out_kind kind, struct grb_channel *chan,
+		      struct out_ctx *c)
+{
+	struct grb_buf *buf = grb_channel_buf(chan, 0);
+	uint64_t t0, bytes = 0;
+	int ret = 0;
+
+	fill(&cfg_one_dc, chan, FILL_MAX);
+	grb_buf_flush(buf, GRB_FLUSH_ACTIVE);
+	bench_pin_self(bench_cpu_for_reader());
+	t0 = bench_now_ns();
+	switch (kind) {
+	case OUT_MEMCPY:
+	case OUT_WRITE2:
+		out_by_hand(buf, c, kind == OUT_MEMCPY);
+		break;
+	case OUT_WRITE:
+		ret = grb_buf_write(buf, c->fd, 0, &bytes);
+		break;
+	default:
+		ret = grb_buf_splice(buf, c->fd, c->pipe_fds, 0, &bytes);
+		break;
+	}
+	c->ns += bench_now_ns() - t0;
+	bench_pin_self(bench_cpu_for_writer(0));
+	c->bytes += bytes;
+	c->errors += ret != 0;
+}
+
+/* One run of one kind.  Return: GB/s, or NAN when something failed. */
+static double out_run(const struct bench_opts *o, enum out_kind kind,
+		      size_t subbuf, struct out_ctx *c)
+{
+	struct grb_channel *chan = rd_chan(&cfg_one_dc, subbuf);
+	unsigned int i;
+	struct stat st;
+
+	c->bytes = c->ns = 0;
+	c->dst_off = 0;
+	if (ftruncate(c->fd, 0) != 0 || lseek(c->fd, 0, SEEK_SET) != 0)
+		c->errors++;
+	grb_reader_open(grb_channel_buf(chan, 0));
+	for (i = 0; i < o->out_rounds; i++)
+		out_round(kind, chan, c);
+	grb_reader_release(grb_channel_buf(chan, 0));
+	grb_channel_destroy(chan);
+	/* The file must hold every byte moved out. */
+	if (kind != OUT_MEMCPY &&
+	    (fstat(c->fd, &st) != 0 || (uint64_t)st.st_size != c->bytes))
+		c->errors++;
+	return c->ns ? (double)c->bytes / (double)c->ns : NAN;
+}
+
+static int out_setup(const struct bench_opts *o, struct out_ctx *c,
+		     char *path, size_t cap)
+{
+	struct statfs fs;
+
+	memset(c, 0, sizeof(*c));
+	if (statfs("/dev/shm", &fs) != 0 || fs.f_type != TMPFS_MAGIC) {
+		report_skip("read output", "/dev/shm is not a tmpfs");
+		return -1;
+	}
+	snprintf(path, cap, OUT_PATH_FMT, (int)getpid());
+	c->fd = open(path, O_RDWR | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+	c->dst_cap = (size_t)o->out_rounds * BENCH_BUF_BYTES;
+	c->dst = (unsigned char *)malloc(c->dst_cap);
+	if (c->fd < 0 || !c->dst || pipe2(c->pipe_fds, O_CLOEXEC) != 0) {
+		report_skip("read output", "cannot create %s, a pipe or the "
+			    "memcpy destination", path);
+		if (c->fd >= 0)
+			close(c->fd);
+		unlink(path);
+		free(c->dst);
+		return -1;
+	}
+	/* Touch the destination: the floor copies, it does not fault. */
+	memset(c->dst, 0, c->dst_cap);
+	return 0;
+}
+
+static void bench_read_output(const struct bench_opts *o)
+{
+	static const size_t sizes[] = { 4u << 10, RD_SUBBUF };
+	double gbs[2][NR_OUTS][64];
+	uint64_t errors[2][NR_OUTS] = { { 0 } };
+	struct bench_stat st;
+	struct bench_row *row;
+	struct out_ctx c;
+	char path[64];
+	size_t s;
+	int k, i;
+
+	if (out_setup(o, &c, path, sizeof(path)) != 0)
+		return;
+	for (k = 0; k < o->runs; k++)
+		for (s = 0; s < 2; s++)
+			for (i = 0; i < NR_OUTS; i++) {
+				c.errors = 0;
+				gbs[s][i][k] = out_run(o, (enum out_kind)i,
+						       sizes[s], &c);
+				errors[s][i] += c.errors;
+			}
+	for (s = 0; s < 2; s++)
+		for (i = 0; i < NR_OUTS; i++) {
+			row = report_add("rd/out/%s/%zu", outs[i].id,
+					 sizes[s]);
+			report_describe(row, "read", i == OUT_MEMCPY ?
+					"floor" : "grb", "gbytes_per_s", "GB/s",
+					sizes[s], 1, 1);
+			snprintf(row->config, sizeof(row->config), "%s; to "
+				 "/dev/shm (tmpfs), %u MiB per run",
+				 outs[i].label, o->out_rounds);
+			snprintf(row->note, sizeof(row->note), "%s",
+				 errors[s][i] ? "SHORT OR FAILED OUTPUT" :
+				 "every byte moved out; file size checked");
+			bench_stat_of(gbs[s][i], o->runs, &st);
+			report_set(row, &st);
+		}
+	close(c.fd);
+	close(c.pipe_fds[0]);
+	close(c.pipe_fds[1]);
+	unlink(path);
+	free(c.dst);
+}
+
 void bench_read_run(const struct bench_opts *o)
 {
 	fprintf(stderr, "  read: record rates\n");
 	bench_read_rates(o);
+	fprintf(stderr, "  read: sub-buffers to a file\n");
+	bench_read_output(o);
 }
 
 int bench_read_one(const char *what, uint64_t n)
