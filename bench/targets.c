@@ -244,7 +244,7 @@ static void r1(void)
 	verdict("R1 merge vs one buffer", m / b >= 0.5 ? "met" : "MISSED",
 		m / b, "x one buffer", "grb_chan_iter_next %.1f M records/s "
 		"(%.1f ns) over %d CPUs vs grb_buf_iter_next %.1f M/s (%.1f "
-		"ns) = %.2fx; target >= 0.5x", m / 1e6,
+		"ns) = %.3fx; target >= 0.5x", m / 1e6,
 		v("rd/rate/chan/ns"), bench_nr_cpus(), b / 1e6,
 		v("rd/rate/buf-dc/ns"), m / b);
 	m = v("ir/read-chan");
@@ -254,7 +254,7 @@ static void r1(void)
 	verdict("R1' merge vs one buffer, instr.", b / m >= 0.5 ? "met" :
 		"MISSED", b / m, "x one buffer", "instructions per record: "
 		"grb_buf_iter_next %.0f, grb_chan_iter_next %.0f: the merge "
-		"can read %.2fx as many records per instruction; target >= "
+		"reads %.3fx as many records per instruction; target >= "
 		"0.5x", b, m, b / m);
 }
 
