@@ -55,6 +55,34 @@ static uint64_t expand_ts(uint64_t prev, const struct grb_record *rec)
 	return ts;
 }
 
+int grb_basic_decode(const void *subbuf, size_t data_size, size_t offset,
+		     uint64_t prev_ts, struct grb_basic_event *ev,
+		     size_t *payload_off, size_t *next)
+{
+	const size_t hsize = sizeof(struct grb_basic_subbuf_header);
+	struct grb_basic_subbuf_header h;
+	struct grb_record rec;
+
+	if (!subbuf || !ev || !next || data_size < hsize || offset < hsize)
+		return -EINVAL;
+	if (offset >= data_size)
+		return -ENODATA;
+	/* The bytes may come from a file: nothing in them is trusted. */
+	memcpy(&h, subbuf, hsize);
+	if (h.magic != GRB_BASIC_MAGIC ||
+	    grb__basic_record_decode(NULL, subbuf, offset, data_size, &rec))
+		return -EBADMSG;
+	if (!(rec.rflags & GRB_RFLAG_FULL_TIMESTAMP) && prev_ts == 0)
+		return -EBADMSG;
+	ev->timestamp = expand_ts(prev_ts, &rec);
+	ev->len = rec.payload_len;
+	ev->cpu = h.cpu;
+	if (payload_off)
+		*payload_off = rec.payload_off;
+	*next = rec.next;
+	return 0;
+}
+
 /* Make cursor point at a record; take sub-buffers as needed. */
 static int cursor_fill(struct grb_basic *b, struct grb_buf *buf,
 		       struct grb_basic_cursor *cur, struct grb_record *rec)

@@ -149,6 +149,45 @@ GRB_API int grb_basic_consume(struct grb_basic *b, unsigned int cpu,
 GRB_API int grb_basic_peek(struct grb_basic *b, unsigned int cpu,
 		   struct grb_basic_event *ev, void *dst, size_t cap);
 
+/**
+ * grb_basic_decode - decode one record of a basic channel's sub-buffer,
+ * wherever its bytes are: in place, or copied out by grb_buf_write() or
+ * grb_buf_splice() (a file holds the sub-buffers one after another, each
+ * from its header to its header's data_size).  No channel is needed.
+ * @subbuf: the sub-buffer's first byte, its struct grb_basic_subbuf_header.
+ * @data_size: its valid bytes, header included: the reader's data_size,
+ *             or the header's once the caller checked it against the
+ *             bytes it has.
+ * @offset: the record's slot: sizeof(struct grb_basic_subbuf_header) for
+ *          the first, then the previous call's *@next.
+ * @prev_ts: the full timestamp of the previous record of this sub-buffer,
+ *           0 for its first record.
+ * @ev: receives the record: its full timestamp, its payload length and
+ *      the header's cpu.
+ * @payload_off: receives the payload's offset from @subbuf (may be NULL).
+ * @next: receives the offset of the next record's slot; the sub-buffer
+ *        ends when it reaches @data_size.
+ *
+ * Timestamps: a record carries a full 64-bit timestamp, or only its low
+ * 32 bits when the high bits are those of the record before it in the
+ * buffer.  The full one is then @prev_ts with its low 32 bits replaced,
+ * plus 2^32 if that went below @prev_ts (the low bits wrapped).  The
+ * first record of every sub-buffer carries a full one, so each
+ * sub-buffer decodes on its own: pass ev->timestamp of each record as the
+ * next call's @prev_ts, and 0 at every sub-buffer's start.
+ * Return: 0; -ENODATA when @offset is at or past @data_size (the end);
+ * -EBADMSG when the bytes are not a basic sub-buffer or record: a header
+ * without GRB_BASIC_MAGIC, a record header or payload running past
+ * @data_size, or a compressed timestamp with no previous one (@prev_ts
+ * 0); -EINVAL for NULL @subbuf, @ev or @next, a @data_size smaller than
+ * the header, or an @offset inside the header.
+ * Context: any thread, signal handlers included; reads only @subbuf.
+ */
+GRB_API int grb_basic_decode(const void *subbuf, size_t data_size,
+			     size_t offset, uint64_t prev_ts,
+			     struct grb_basic_event *ev, size_t *payload_off,
+			     size_t *next);
+
 struct grb_basic_counts {
 	uint64_t entries;      /* written, not yet consumed, overwritten,
 				  dropped nor skipped as corrupt */

@@ -8,6 +8,9 @@
  *    records in discard and overwrite mode, a snapshot against the
  *    iterator's own records, the channel merge across two CPUs); a split
  *    record that _next() then returns whole; the read errnos;
+ *  - grb_basic_decode() on a basic channel's file from grb_buf_write():
+ *    the records written, without the channel; timestamps rebuilt across
+ *    a wrap of their low 32 bits and every errno, on bytes made by hand;
  *  - records read exactly once across read, write and splice: writer
  *    threads write tagged records (tests/common/tclient.h) while the main
  *    thread takes them out with one of the four outputs; every record
@@ -29,6 +32,7 @@
 #include <unistd.h>
 
 #include "check.h"
+#include "grb/basic.h"
 #include "grb/grb.h"
 #include "grb/iter.h"
 #include "grb/output.h"
@@ -619,6 +623,142 @@ static void test_exactly_once(int variant, enum how how)
 	free(its);
 }
 
+/* ---- the basic client's decoder on files ------------------------------ */
+
+/*
+ * A basic channel written to a file with grb_buf_write() decodes, without
+ * the channel, to the records written: payloads, count per sub-buffer,
+ * timestamps rising inside [ts_begin, ts_end].
+ */
+static void test_basic_file(void)
+{
+	struct grb_basic_attr attr = { "decode", SB, 8, GRB_ALLOC_PER_CHANNEL,
+				       GRB_MODE_DISCARD, 1 };
+	const size_t hsize = sizeof(struct grb_basic_subbuf_header);
+	struct grb_basic_subbuf_header h;
+	struct grb_basic_event ev;
+	unsigned char pay[64], *p;
+	size_t at = 0, off, next, poff, total;
+	unsigned int i, n = 0, j;
+	uint64_t prev, bytes;
+	struct grb_basic *b;
+	char path[] = "/tmp/grb-decode-XXXXXX";
+	int fd = mkostemp(path, O_CLOEXEC);
+
+	CHECK(fd >= 0);
+	unlink(path);
+	CHECK_EQ(grb_basic_create(&attr, &b), 0);
+	for (i = 0; i < NREC; i++) {
+		for (j = 0; j < plen(i); j++)
+			pay[j] = pbyte(i, j);
+		CHECK_EQ(grb_basic_write(b, pay, plen(i)), 0);
+	}
+	CHECK_EQ(grb_basic_finalize(b), 0);
+	CHECK_EQ(grb_buf_write(grb_channel_buf(grb_basic_channel(b), 0), fd,
+			       0, &bytes), 0);
+	total = (size_t)lseek(fd, 0, SEEK_END);
+	CHECK_U64(total, bytes);
+	p = malloc(total);
+	CHECK(p != NULL);
+	CHECK_EQ(pread(fd, p, total, 0), (ssize_t)total);
+	while (at < total) {
+		CHECK(total - at >= hsize);
+		memcpy(&h, p + at, hsize);
+		CHECK(h.data_size >= hsize && h.data_size <= total - at);
+		prev = 0;
+		for (off = hsize, j = 0; off < h.data_size; off = next, j++) {
+			CHECK_EQ(grb_basic_decode(p + at, h.data_size, off,
+						  prev, &ev, &poff, &next), 0);
+			CHECK_U64(ev.len, plen(n));
+			for (i = 0; i < ev.len; i++)
+				CHECK_EQ(p[at + poff + i], pbyte(n, i));
+			CHECK(ev.timestamp >= prev &&
+			      ev.timestamp >= h.ts_begin &&
+			      ev.timestamp <= h.ts_end);
+			CHECK_EQ(ev.cpu, h.cpu);
+			prev = ev.timestamp;
+			n++;
+		}
+		CHECK_EQ(grb_basic_decode(p + at, h.data_size, off, prev, &ev,
+					  NULL, &next), -ENODATA);
+		CHECK_U64(j, h.records);
+		at += h.data_size;
+	}
+	CHECK_EQ(n, NREC);
+	free(p);
+	close(fd);
+	grb_basic_destroy(b);
+}
+
+/* Put a basic record (the format grb/basic.h draws) at p; its length. */
+static size_t basic_rec(unsigned char *p, uint32_t len, int full, uint64_t ts)
+{
+	uint32_t word = len | (full ? UINT32_C(0x80000000) : 0);
+	uint32_t low = (uint32_t)ts;
+
+	memcpy(p, &word, 4);
+	if (full)
+		memcpy(p + 4, &ts, 8);
+	else
+		memcpy(p + 4, &low, 4);
+	memset(p + (full ? 12 : 8), 0xab, len);
+	return (full ? 12 : 8) + ((len + 3) & ~3u);
+}
+
+/* Timestamps rebuilt across a wrap of the low 32 bits, and every errno,
+ * on bytes made by hand. */
+static void test_basic_decode_errors(void)
+{
+	const size_t hsize = sizeof(struct grb_basic_subbuf_header);
+	struct grb_basic_subbuf_header h = { .magic = GRB_BASIC_MAGIC,
+					     .cpu = 3 };
+	uint64_t t0 = UINT64_C(0x1fffffff0);
+	unsigned char sb[256];
+	struct grb_basic_event ev;
+	size_t end, off2, off3, next, poff;
+
+	memcpy(sb, &h, hsize);
+	off2 = hsize + basic_rec(sb + hsize, 5, 1, t0);
+	off3 = off2 + basic_rec(sb + off2, 0, 0, t0 + 0x20);    /* wraps */
+	end = off3 + basic_rec(sb + off3, 1, 0, t0 + 0x30);
+	CHECK_EQ(grb_basic_decode(sb, end, hsize, 0, &ev, &poff, &next), 0);
+	CHECK_U64(ev.timestamp, t0);
+	CHECK_U64(ev.len, 5);
+	CHECK_EQ(ev.cpu, 3);
+	CHECK_U64(poff, hsize + 12);
+	CHECK_U64(next, hsize + 12 + 5);
+	CHECK_EQ(grb_basic_decode(sb, end, next, t0, &ev, &poff, &next), 0);
+	CHECK_U64(ev.timestamp, t0 + 0x20);
+	CHECK_U64(ev.len, 0);
+	CHECK_U64(next, off3);
+	CHECK_EQ(grb_basic_decode(sb, end, off3, t0 + 0x20, &ev, NULL,
+				  &next), 0);
+	CHECK_U64(ev.timestamp, t0 + 0x30);
+	CHECK_EQ(grb_basic_decode(sb, end, end, 0, &ev, NULL, &next),
+		 -ENODATA);
+	CHECK_EQ(grb_basic_decode(NULL, end, hsize, 0, &ev, NULL, &next),
+		 -EINVAL);
+	CHECK_EQ(grb_basic_decode(sb, end, hsize, 0, NULL, NULL, &next),
+		 -EINVAL);
+	CHECK_EQ(grb_basic_decode(sb, end, hsize, 0, &ev, NULL, NULL),
+		 -EINVAL);
+	CHECK_EQ(grb_basic_decode(sb, hsize - 1, hsize, 0, &ev, NULL, &next),
+		 -EINVAL);
+	CHECK_EQ(grb_basic_decode(sb, end, hsize - 4, 0, &ev, NULL, &next),
+		 -EINVAL);
+	/* A compressed timestamp needs the previous one. */
+	CHECK_EQ(grb_basic_decode(sb, end, off2, 0, &ev, NULL, &next),
+		 -EBADMSG);
+	/* Cut inside the payload, and inside a record header. */
+	CHECK_EQ(grb_basic_decode(sb, hsize + 14, hsize, 0, &ev, NULL, &next),
+		 -EBADMSG);
+	CHECK_EQ(grb_basic_decode(sb, hsize + 6, hsize, 0, &ev, NULL, &next),
+		 -EBADMSG);
+	sb[0] ^= 1;
+	CHECK_EQ(grb_basic_decode(sb, end, hsize, 0, &ev, NULL, &next),
+		 -EBADMSG);
+}
+
 int main(void)
 {
 	int variant;
@@ -631,6 +771,8 @@ int main(void)
 	test_read_then_next(0);
 	test_read_then_next(1);
 	test_read_errors();
+	test_basic_file();
+	test_basic_decode_errors();
 	for (variant = 0; variant < TV_COUNT; variant++)
 		for (how = H_BUF_READ; how <= H_SPLICE; how++)
 			test_exactly_once(variant, how);
