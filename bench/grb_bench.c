@@ -12,9 +12,9 @@
  * size; 2 discard mode with a reader (written, lost, read); 3 write-side
  * scalability with 1, 2, 4, 8 threads; 4 instructions per record; 5 the
  * read side (record rates, sub-buffers to a file, wake-up latency, the
- * low rate; bench_read.c, bench_wake.c); 6 the project's targets.  Output: the table on stdout (also table.txt),
- * results.csv, results.json and the plots in DIR (default
- * build/bench-results).  Progress goes to stderr.
+ * low rate; bench_read.c, bench_wake.c); 6 the project's targets.
+ * Output: the table on stdout (also table.txt), results.csv,
+ * results.json and the plots in DIR (default build/bench-results).  Progress goes to stderr.
  *
  * A benchmark, never a test: nothing here fails on a slow figure.
  */

@@ -2,7 +2,9 @@
 /*
  * bench/table.c - the terminal table, laid out like the 2010 cover
  * letter's: overwrite mode per sub-buffer size, discard-mode counts,
- * scalability per thread count, then instruction counts.  Every cell is
+ * scalability per thread count, then instruction counts, then the read
+ * side (rates and output with their ratio to the baseline, wake-up
+ * latency percentiles, the low rate, LTTng-UST's readers).  Every cell is
  * "median [min-max]" over the runs.
  */
 #include <math.h>
