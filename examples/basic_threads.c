@@ -4,17 +4,27 @@
  * client while the main thread reads them back; prints what was written,
  * read and lost, and checks that the numbers add up.
  *
- * Usage: basic_threads [threads] [records-per-thread] [overwrite|discard]
+ * Usage: basic_threads [--out DIR [--copy]] [threads] [records-per-thread]
+ *                      [overwrite|discard]
+ *
+ * --out DIR: instead of decoding records, write each buffer's sub-buffers
+ * into DIR/buf-NNN.grb as they are delivered, with grb_buf_splice() (or
+ * grb_buf_write() with --copy); `grb-read DIR` then prints the records.
  */
 #define _GNU_SOURCE
+#include <errno.h>
+#include <fcntl.h>
 #include <pthread.h>
 #include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include "grb/basic.h"
 #include "grb/channel.h"
+#include "grb/output.h"
 
 struct sample {
 	uint32_t writer;
@@ -65,11 +75,91 @@ static uint64_t drain(struct grb_basic *b, uint32_t nwriters,
 	return n;
 }
 
-int main(int argc, char **argv)
+/* --out: one file per buffer, and how sub-buffers get there. */
+struct out {
+	const char *dir;
+	int copy;               /* grb_buf_write() rather than splice */
+	int *fds;
+};
+
+static int out_open(struct grb_basic *b, struct out *o)
 {
-	uint32_t nthreads = argc > 1 ? (uint32_t)atoi(argv[1]) : 4;
-	uint32_t count = argc > 2 ? (uint32_t)atoi(argv[2]) : 200000;
-	int overwrite = argc > 3 && strcmp(argv[3], "overwrite") == 0;
+	char path[4096];
+	unsigned int i, n = grb_basic_nr_bufs(b);
+
+	if (mkdir(o->dir, 0777) < 0 && errno != EEXIST) {
+		perror(o->dir);
+		return -1;
+	}
+	o->fds = calloc(n, sizeof(*o->fds));
+	if (!o->fds)
+		return -1;
+	for (i = 0; i < n; i++) {
+		snprintf(path, sizeof(path), "%s/buf-%03u.grb", o->dir, i);
+		o->fds[i] = open(path, O_WRONLY | O_CREAT | O_TRUNC |
+				 O_CLOEXEC, 0644);
+		if (o->fds[i] < 0) {
+			perror(path);
+			return -1;
+		}
+	}
+	return 0;
+}
+
+/*
+ * Write every buffer's delivered sub-buffers to its file.  The basic
+ * client opened the readers, so the outputs can take sub-buffers
+ * directly.  Return: the number of buffers finalized and drained, or -1.
+ */
+static int out_drain(struct grb_basic *b, const struct out *o)
+{
+	struct grb_buf *buf;
+	unsigned int i;
+	int ret, drained = 0;
+
+	for (i = 0; i < grb_basic_nr_bufs(b); i++) {
+		buf = grb_channel_buf(grb_basic_channel(b), i);
+		ret = o->copy ? grb_buf_write(buf, o->fds[i], 0, NULL) :
+			grb_buf_splice(buf, o->fds[i], NULL, 0, NULL);
+		if (ret == -ENODATA) {
+			drained++;
+		} else if (ret) {
+			fprintf(stderr, "writing buffer %u: %s\n", i,
+				grb_strerror(ret));
+			return -1;
+		}
+	}
+	return drained;
+}
+
+/*
+ * Take what the writers delivered: records decoded and checked, or, with
+ * --out, whole sub-buffers into the files.  After finalize, until every
+ * buffer is drained.  Return: records read (with --out: 0, the buffers'
+ * statistics count them).
+ */
+static uint64_t take(struct grb_basic *b, uint32_t nwriters,
+		     const struct out *o, int final, uint64_t *errors)
+{
+	unsigned int nbufs = grb_basic_nr_bufs(b);
+	int drained;
+
+	if (!o)
+		return drain(b, nwriters, errors);
+	do {
+		drained = out_drain(b, o);
+		if (drained < 0) {
+			(*errors)++;
+			return 0;
+		}
+	} while (final && (unsigned int)drained < nbufs);
+	return 0;
+}
+
+/* Write with nthreads threads while reading back (or writing to files). */
+static int run(uint32_t nthreads, uint32_t count, int overwrite,
+	       struct out *o)
+{
 	struct grb_basic_attr attr = {
 		.name = "example",
 		.subbuf_size = 64 * 1024,
@@ -95,6 +185,10 @@ int main(int argc, char **argv)
 		fprintf(stderr, "grb_basic_create: %s\n", grb_strerror(ret));
 		return 1;
 	}
+	if (o && out_open(b, o) < 0) {
+		grb_basic_destroy(b);
+		return 1;
+	}
 	args = calloc(nthreads, sizeof(*args));
 	tids = calloc(nthreads, sizeof(*tids));
 	for (i = 0; i < nthreads; i++) {
@@ -104,18 +198,20 @@ int main(int argc, char **argv)
 	/* Read while the writers run, then drain after finalize. */
 	do {
 		running = atomic_load(&writers_done) < nthreads;
-		read += drain(b, nthreads, &errors);
+		read += take(b, nthreads, o, 0, &errors);
 	} while (running);
 	for (i = 0; i < nthreads; i++)
 		pthread_join(tids[i], NULL);
 	grb_basic_finalize(b);
-	read += drain(b, nthreads, &errors);
+	read += take(b, nthreads, o, 1, &errors);
 
 	for (i = 0; i < nthreads; i++) {
 		ok += args[i].ok;
 		refused += args[i].refused;
 	}
 	grb_channel_get_stats(grb_basic_channel(b), &st);
+	if (o)
+		read = st.read;         /* in the files, as whole sub-buffers */
 	printf("mode %s, %u writer threads, %u records each, %u buffers\n",
 	       overwrite ? "overwrite" : "discard", nthreads, count,
 	       grb_basic_nr_bufs(b));
@@ -130,8 +226,32 @@ int main(int argc, char **argv)
 		refused == st.lost_full + st.lost_wrap + st.lost_big +
 		st.lost_nesting && errors == 0;
 	printf("accounting  %s\n", ret ? "adds up" : "DOES NOT ADD UP");
+	for (i = 0; o && i < grb_basic_nr_bufs(b); i++)
+		close(o->fds[i]);
 	grb_basic_destroy(b);
 	free(args);
 	free(tids);
 	return ret ? 0 : 1;
+}
+
+int main(int argc, char **argv)
+{
+	struct out o = { NULL, 0, NULL };
+	uint32_t nthreads, count;
+	int overwrite, a = 1;
+
+	for (; a < argc && strncmp(argv[a], "--", 2) == 0; a++) {
+		if (strcmp(argv[a], "--out") == 0 && a + 1 < argc) {
+			o.dir = argv[++a];
+		} else if (strcmp(argv[a], "--copy") == 0) {
+			o.copy = 1;
+		} else {
+			fprintf(stderr, "unknown option %s\n", argv[a]);
+			return 2;
+		}
+	}
+	nthreads = argc > a ? (uint32_t)atoi(argv[a]) : 4;
+	count = argc > a + 1 ? (uint32_t)atoi(argv[a + 1]) : 200000;
+	overwrite = argc > a + 2 && strcmp(argv[a + 2], "overwrite") == 0;
+	return run(nthreads, count, overwrite, o.dir ? &o : NULL);
 }

@@ -1,0 +1,92 @@
+#!/usr/bin/env bash
+# tools/check_grb_read.sh BASIC_THREADS GRB_READ MODE - the read side end
+# to end, as a test:
+#  1. basic_threads --out DIR writes its channel's buffers into DIR
+#     (discard mode: grb_buf_splice(); overwrite mode: grb_buf_write());
+#  2. grb-read DIR must print as many records as the example consumed
+#     ("read"), in timestamp order, none twice (each payload is a distinct
+#     (writer, seq) pair), and report no gap in discard mode;
+#  3. damaged copies of the files (cut short, bytes overwritten at random,
+#     a header's data_size made huge) must make grb-read report an error
+#     and exit 1, never crash.
+set -euo pipefail
+if [ $# -ne 3 ]; then
+  echo "usage: $0 BASIC_THREADS GRB_READ discard|overwrite" >&2
+  exit 2
+fi
+example=$1 reader=$2 mode=$3
+work=$(mktemp -d "${TMPDIR:-/tmp}/grb-read-check.XXXXXX")
+trap 'rm -rf "$work"' EXIT
+fail() { echo "check_grb_read: $*" >&2; exit 1; }
+
+copy=
+[ "$mode" = overwrite ] && copy=--copy
+"$example" --out "$work/out" $copy 4 50000 "$mode" >"$work/example.txt" ||
+  fail "basic_threads failed: $(cat "$work/example.txt")"
+consumed=$(awk '$1 == "read" { print $2 }' "$work/example.txt")
+[ -n "$consumed" ] || fail "basic_threads printed no read count"
+
+"$reader" "$work/out" >"$work/records.txt" 2>"$work/errors.txt" ||
+  fail "grb-read failed: $(cat "$work/errors.txt")"
+# Record lines: count, order, distinct payloads.  awk compares timestamps
+# as doubles: rounding keeps their order (never reverses it).
+awk -v want="$consumed" -v mode="$mode" '
+  /^#/ { if ($0 ~ /sub-buffers [0-9]+ to [0-9]+ missing$/) gaps++; next }
+  {
+    n++
+    if (n > 1 && $1 + 0 < last + 0) { print "out of order at line " NR; bad = 1 }
+    last = $1
+    if (seen[$4]++) { print "twice: " $0; bad = 1 }
+  }
+  END {
+    if (n != want) { print "grb-read printed " n " records, the example consumed " want; bad = 1 }
+    if (mode == "discard" && gaps) { print gaps " gaps in discard mode"; bad = 1 }
+    exit bad
+  }' "$work/records.txt" >"$work/verdict.txt" ||
+  fail "$(cat "$work/verdict.txt")"
+grep -q "^# total: $consumed records" "$work/records.txt" ||
+  fail "the summary does not say $consumed records"
+
+# Damage.  The largest file is the one with the most to break.
+big=$(ls -S "$work/out"/* | head -n 1)
+size=$(stat -c %s "$big")
+[ "$size" -gt 4096 ] || fail "no file large enough to damage"
+run_damaged() {
+  local rc=0
+  "$reader" -q "$work/bad" >/dev/null 2>"$work/bad.err" || rc=$?
+  [ "$rc" -lt 128 ] || fail "grb-read crashed (status $rc) on $1"
+  [ "$rc" -eq "${2:-1}" ] || [ -z "${2:-}" ] ||
+    fail "grb-read exited $rc, not ${2}, on $1"
+}
+mkdir "$work/bad"
+# Cut inside a sub-buffer: always malformed.
+head -c $((size - 100)) "$big" >"$work/bad/f"
+run_damaged "a cut file" 1
+grep -q "ends early\|runs past" "$work/bad.err" || fail "no clear error for a cut file"
+# A header's data_size (bytes 32-39 of the first header) made huge.
+cp "$big" "$work/bad/f"
+printf '\377\377\377\377\377\377\377\177' |
+  dd of="$work/bad/f" bs=1 seek=32 conv=notrunc status=none
+run_damaged "a huge data_size" 1
+# A header's record count (bytes 40-47) that its records do not match,
+# and a header's magic (bytes 0-3) gone.
+cp "$big" "$work/bad/f"
+printf '\001' | dd of="$work/bad/f" bs=1 seek=47 conv=notrunc status=none
+run_damaged "a wrong record count" 1
+grep -q "record count" "$work/bad.err" || fail "no clear error for a wrong record count"
+cp "$big" "$work/bad/f"
+printf 'XXXX' | dd of="$work/bad/f" bs=1 count=4 conv=notrunc status=none
+run_damaged "a bad magic" 1
+grep -q "bad magic" "$work/bad.err" || fail "no clear error for a bad magic"
+# Random bytes at random places: any verdict, no crash.
+RANDOM=4242
+for i in $(seq 1 100); do
+  cp "$big" "$work/bad/f"
+  for j in 1 2 3 4; do
+    off=$(( (RANDOM * 32768 + RANDOM) % size ))
+    printf "\\$(printf %03o $((RANDOM % 256)))" |
+      dd of="$work/bad/f" bs=1 seek="$off" conv=notrunc status=none
+  done
+  run_damaged "random damage, round $i"
+done
+echo "check_grb_read: $mode: $consumed records, in order, once each; damaged files reported"
