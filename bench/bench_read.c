@@ -75,15 +75,18 @@ static void *fill_main(void *p)
 	return NULL;
 }
 
-/* Every CPU of the run fills its own buffer at the same time, so that
- * timestamps interleave across buffers as they do in a trace. */
+#define FILL_THREADS 64
+
+/* Every CPU of the run (up to FILL_THREADS) fills its own buffer at the
+ * same time, so that timestamps interleave across buffers as in a trace. */
 static uint64_t fill_all(const struct grb_config *cfg,
 			 struct grb_channel *chan)
 {
-	struct fill_thread t[CPU_SETSIZE > 64 ? 64 : CPU_SETSIZE];
-	pthread_t tid[64];
+	struct fill_thread t[FILL_THREADS];
+	pthread_t tid[FILL_THREADS];
 	pthread_barrier_t bar;
-	int i, n = bench_nr_cpus() < 64 ? bench_nr_cpus() : 64;
+	int i, n = bench_nr_cpus() < FILL_THREADS ? bench_nr_cpus() :
+		   FILL_THREADS;
 	uint64_t total = 0;
 
 	pthread_barrier_init(&bar, NULL, (unsigned int)n);
