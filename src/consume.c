@@ -3,6 +3,8 @@
  * src/consume.c - callback consumption over the iterators (grb/iter.h):
  * call a function per record, and wait (grb/wait.h) when there is none.
  */
+#include <stdlib.h>
+
 #include "engine.h"
 #include "grb/iter.h"
 #include "grb/wait.h"
@@ -60,31 +62,24 @@ int grb_chan_iter_consume(struct grb_chan_iter *it, grb_record_fn fn,
 	return consume(it, chan_next, fn, arg, count);
 }
 
-/* Wake on one live record in discard mode, else on a delivery. */
-static void live_watermark(const struct grb_buf *buf, struct grb_watermark *wm)
-{
-	wm->subbufs = 1;
-	wm->bytes = buf->chan->cfg->mode == GRB_MODE_DISCARD ? 1 : 0;
-}
-
 int grb_buf_iter_poll(struct grb_buf_iter *it, grb_record_fn fn, void *arg,
 		      int64_t timeout_ns, uint64_t *count)
 {
 	struct grb_watermark wm;
-	struct grb_buf *buf;
 	uint64_t n = 0;
 	int ret;
 
 	if (!it || !fn)
 		return -EINVAL;
-	buf = grb__buf_iter_buf(it);
 	ret = consume(it, buf_next, fn, arg, &n);
 	if (ret == 0 && n == 0) {
-		live_watermark(buf, &wm);
-		ret = grb_buf_wait(buf, &wm, timeout_ns);
-		if (ret == 0)
-			ret = consume(it, buf_next, fn, arg, &n);
-		else if (ret == -ENODATA)
+		/* A delivered sub-buffer, or (discard mode) one record more
+		 * than the iterator already read live: waking on any live
+		 * byte would find the ones it read and never sleep. */
+		wm.subbufs = 1;
+		wm.bytes = grb__buf_iter_live_mark(it);
+		ret = grb_buf_wait(grb__buf_iter_buf(it), &wm, timeout_ns);
+		if (ret == 0 || ret == -ENODATA)
 			ret = consume(it, buf_next, fn, arg, &n);
 	}
 	if (count)
@@ -95,9 +90,10 @@ int grb_buf_iter_poll(struct grb_buf_iter *it, grb_record_fn fn, void *arg,
 int grb_chan_iter_poll(struct grb_chan_iter *it, grb_record_fn fn, void *arg,
 		       int64_t timeout_ns, uint64_t *count)
 {
+	struct grb_channel *chan;
+	struct grb_buf_iter *blocker;
 	struct grb_watermark wm;
-	struct grb_buf *blocker;
-	uint64_t n = 0;
+	uint64_t n = 0, *marks;
 	int ret;
 
 	if (!it || !fn)
@@ -105,15 +101,24 @@ int grb_chan_iter_poll(struct grb_chan_iter *it, grb_record_fn fn, void *arg,
 	ret = consume(it, chan_next, fn, arg, &n);
 	if (ret == 0 && n == 0) {
 		/* Wait where the merge is stuck: on the idle buffer that
-		 * holds it back, or on any buffer when none has anything. */
+		 * holds it back, or on any buffer when none has anything,
+		 * each past what its iterator already read live. */
 		blocker = grb__chan_iter_blocker(it);
+		chan = grb__chan_iter_channel(it);
 		if (blocker) {
-			live_watermark(blocker, &wm);
-			ret = grb_buf_wait(blocker, &wm, timeout_ns);
+			wm.subbufs = 1;
+			wm.bytes = grb__buf_iter_live_mark(blocker);
+			ret = grb_buf_wait(grb__buf_iter_buf(blocker), &wm,
+					   timeout_ns);
 		} else {
-			live_watermark(grb__chan_iter_channel(it)->bufs, &wm);
-			ret = grb_channel_wait(grb__chan_iter_channel(it),
-					       &wm, timeout_ns);
+			marks = (uint64_t *)calloc(chan->nr_bufs,
+						   sizeof(*marks));
+			if (!marks)
+				return -ENOMEM;
+			grb__chan_iter_marks(it, marks);
+			ret = grb__channel_wait_marks(chan, 1, 0, marks,
+						      timeout_ns);
+			free(marks);
 		}
 		if (ret == 0 || ret == -ENODATA)
 			ret = consume(it, chan_next, fn, arg, &n);

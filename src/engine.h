@@ -72,6 +72,11 @@ uint64_t grb__ow_reader_phys(const struct grb_buf_shm *shm);
 
 /* src/wait.c: exported, the inline commit calls it. */
 GRB_API void grb__wake(struct grb_buf *buf);
+/* grb_channel_wait() with a byte watermark per buffer (marks[i], 0 for
+ * none; NULL: `bytes` for all), for the iterators' polls. */
+int grb__channel_wait_marks(struct grb_channel *chan, uint64_t n,
+			    uint64_t bytes, const uint64_t *marks,
+			    int64_t timeout_ns);
 
 /*
  * src/reader.c: the committed prefix of the sub-buffer at pos, when it is

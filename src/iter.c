@@ -226,6 +226,14 @@ struct grb_buf *grb__buf_iter_buf(const struct grb_buf_iter *it)
 	return it->buf;
 }
 
+uint64_t grb__buf_iter_live_mark(const struct grb_buf_iter *it)
+{
+	if (it->buf->chan->cfg->mode != GRB_MODE_DISCARD)
+		return 0;
+	/* Reading live happens only at the consumed position. */
+	return it->live_pos != UINT64_MAX ? it->live_next + 1 : 1;
+}
+
 uint64_t grb_buf_iter_lost(struct grb_buf_iter *it)
 {
 	if (!it)

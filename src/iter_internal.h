@@ -54,12 +54,20 @@ void grb__buf_iter_advance(struct grb_buf_iter *it,
 			   const struct grb_iter_record *r);
 
 /*
- * src/merge.c: the buffer whose lack of records held the last -EAGAIN of
- * grb_chan_iter_next() back, or NULL when no buffer had anything.
+ * src/merge.c: the iterator of the buffer whose lack of records held the
+ * last -EAGAIN of grb_chan_iter_next() back, or NULL when no buffer had
+ * anything; and each buffer's byte watermark for a wait (below).
  */
-struct grb_buf *grb__chan_iter_blocker(const struct grb_chan_iter *ci);
+struct grb_buf_iter *grb__chan_iter_blocker(const struct grb_chan_iter *ci);
 struct grb_channel *grb__chan_iter_channel(const struct grb_chan_iter *ci);
+void grb__chan_iter_marks(const struct grb_chan_iter *ci, uint64_t *marks);
 struct grb_buf *grb__buf_iter_buf(const struct grb_buf_iter *it);
+/*
+ * The byte watermark (from the consumed position) at which the buffer has
+ * something this iterator has not read: one byte past what it read live
+ * in the open sub-buffer (discard mode), 0 (sub-buffers only) otherwise.
+ */
+uint64_t grb__buf_iter_live_mark(const struct grb_buf_iter *it);
 
 /*
  * A record grb_chan_iter_read() split: the merge has already taken it

@@ -33,7 +33,7 @@ struct grb_chan_iter {
 	unsigned int *heap;             /* buffer indexes, min at 0 */
 	unsigned int heap_len;
 	uint64_t last_ts;               /* largest timestamp returned */
-	struct grb_buf *blocker;        /* see grb__chan_iter_blocker() */
+	struct grb_buf_iter *blocker;   /* see grb__chan_iter_blocker() */
 	int returned;                   /* any record returned yet */
 	struct grb_chan_iter_stats st;
 	struct grb_iter_split split;    /* grb_chan_iter_read()'s, src/output.c */
@@ -149,7 +149,7 @@ int grb_chan_iter_next(struct grb_chan_iter *ci, struct grb_iter_record *r)
 	top = ci->heap[0];
 	for (b = 0; b < ci->n; b++) {
 		if (ci->state[b] == SLOT_IDLE && may_precede(ci, b, top)) {
-			ci->blocker = &ci->chan->bufs[b];
+			ci->blocker = &ci->its[b];
 			return -EAGAIN;
 		}
 	}
@@ -169,9 +169,17 @@ int grb_chan_iter_next(struct grb_chan_iter *ci, struct grb_iter_record *r)
 	return 0;
 }
 
-struct grb_buf *grb__chan_iter_blocker(const struct grb_chan_iter *ci)
+struct grb_buf_iter *grb__chan_iter_blocker(const struct grb_chan_iter *ci)
 {
 	return ci->blocker;
+}
+
+void grb__chan_iter_marks(const struct grb_chan_iter *ci, uint64_t *marks)
+{
+	unsigned int b;
+
+	for (b = 0; b < ci->n; b++)
+		marks[b] = grb__buf_iter_live_mark(&ci->its[b]);
 }
 
 struct grb_channel *grb__chan_iter_channel(const struct grb_chan_iter *ci)

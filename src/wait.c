@@ -216,21 +216,26 @@ int grb_buf_wait(struct grb_buf *buf, const struct grb_watermark *wm,
 }
 
 /*
- * Any buffer of the channel ready?  Return: 1, 0, or -ENODATA when every
- * buffer is finalized and drained; -EPERM when one is not being read.
+ * Any buffer of the channel ready?  marks: per buffer, the byte watermark
+ * (0: none), or NULL for `bytes` on every buffer.  Return: 1, 0, or
+ * -ENODATA when every buffer is finalized and drained; -EPERM when one is
+ * not being read.
  */
-static int chan_ready(struct grb_channel *chan, uint64_t n, uint64_t bytes)
+static int chan_ready(struct grb_channel *chan, uint64_t n, uint64_t bytes,
+		      const uint64_t *marks)
 {
 	unsigned int i, drained = 0;
 	struct grb_buf *buf;
+	uint64_t b;
 	int r;
 
 	for (i = 0; i < chan->nr_bufs; i++) {
 		buf = &chan->bufs[i];
 		if (check_reader(buf))
 			return -EPERM;
-		r = buf_ready(buf, n, bytes ?
-			      grb_load_acquire(&buf->shm->consumed) + bytes :
+		b = marks ? marks[i] : bytes;
+		r = buf_ready(buf, n, b ?
+			      grb_load_acquire(&buf->shm->consumed) + b :
 			      UINT64_MAX);
 		if (r > 0)
 			return 1;
@@ -240,12 +245,12 @@ static int chan_ready(struct grb_channel *chan, uint64_t n, uint64_t bytes)
 }
 
 static void chan_arm(struct grb_channel *chan, uint64_t bit, uint64_t n,
-		     uint64_t bytes)
+		     uint64_t bytes, const uint64_t *marks)
 {
 	unsigned int i;
 
 	for (i = 0; i < chan->nr_bufs; i++)
-		arm(&chan->bufs[i], bit, n, bytes);
+		arm(&chan->bufs[i], bit, n, marks ? marks[i] : bytes);
 }
 
 static void chan_disarm(struct grb_channel *chan, uint64_t bit)
@@ -256,33 +261,41 @@ static void chan_disarm(struct grb_channel *chan, uint64_t bit)
 		disarm(&chan->bufs[i], bit);
 }
 
-int grb_channel_wait(struct grb_channel *chan, const struct grb_watermark *wm,
-		     int64_t timeout_ns)
+int grb__channel_wait_marks(struct grb_channel *chan, uint64_t n,
+			    uint64_t bytes, const uint64_t *marks,
+			    int64_t timeout_ns)
 {
 	grb_atomic_u64 *word;
 	struct timespec ts;
 	int64_t deadline;
-	uint64_t n, bytes;
 	uint32_t seen;
 	int ret;
 
 	if (!chan || check_args(timeout_ns, &deadline))
 		return -EINVAL;
-	watermark(wm, &n, &bytes);
 	word = &chan->bufs[0].shm->chan_wake_seq;
 	for (;;) {
-		ret = chan_ready(chan, n, bytes);
+		ret = chan_ready(chan, n, bytes, marks);
 		if (ret)
 			return ret < 0 ? ret : 0;
 		if (deadline >= 0 && now_ns() >= deadline)
 			return -ETIMEDOUT;
 		GRB_HOOK(GRB_HOOK_WAIT_CHECKED);
 		seen = (uint32_t)grb_load_acquire(word);
-		chan_arm(chan, GRB_WAIT_CHAN, n, bytes);
-		if (chan_ready(chan, n, bytes) == 0)
+		chan_arm(chan, GRB_WAIT_CHAN, n, bytes, marks);
+		if (chan_ready(chan, n, bytes, marks) == 0)
 			futex_wait(word, seen, remaining(deadline, &ts));
 		chan_disarm(chan, GRB_WAIT_CHAN);
 	}
+}
+
+int grb_channel_wait(struct grb_channel *chan, const struct grb_watermark *wm,
+		     int64_t timeout_ns)
+{
+	uint64_t n, bytes;
+
+	watermark(wm, &n, &bytes);
+	return grb__channel_wait_marks(chan, n, bytes, NULL, timeout_ns);
 }
 
 int grb_channel_event_fd(struct grb_channel *chan, int *fd)
@@ -315,12 +328,12 @@ int grb_channel_arm(struct grb_channel *chan, const struct grb_watermark *wm)
 	if (read(chan->event_fd, &drain, sizeof(drain)) < 0) {
 		/* EAGAIN: nothing to clear. */
 	}
-	ret = chan_ready(chan, n, bytes);
+	ret = chan_ready(chan, n, bytes, NULL);
 	if (ret)
 		return ret < 0 ? ret : 0;
 	GRB_HOOK(GRB_HOOK_WAIT_CHECKED);
-	chan_arm(chan, GRB_WAIT_FD, n, bytes);
-	ret = chan_ready(chan, n, bytes);
+	chan_arm(chan, GRB_WAIT_FD, n, bytes, NULL);
+	ret = chan_ready(chan, n, bytes, NULL);
 	if (ret) {
 		chan_disarm(chan, GRB_WAIT_FD);
 		return ret < 0 ? ret : 0;

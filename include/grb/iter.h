@@ -225,7 +225,7 @@ GRB_API int grb_chan_iter_consume(struct grb_chan_iter *it, grb_record_fn fn,
  * buffer waits on that buffer: something must close a sub-buffer there
  * (a writer, a flush, or grb_channel_tick()).
  * Return: as the consume functions, and -ETIMEDOUT when nothing was
- * consumed before the time ran out.
+ * consumed before the time ran out; -ENOMEM (channel poll).
  */
 GRB_API int grb_buf_iter_poll(struct grb_buf_iter *it, grb_record_fn fn,
 			      void *arg, int64_t timeout_ns, uint64_t *count);

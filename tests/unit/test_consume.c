@@ -31,6 +31,14 @@ static uint64_t clock_ns(void)
 	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
 }
 
+static uint64_t thread_cpu_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
 /* Records: a u32 length then the payload; full 64-bit timestamps. */
 static size_t hdr(const struct grb_config *cfg, size_t offset, size_t *pre,
 		  const struct grb_ctx *ctx)
@@ -161,7 +169,7 @@ static void test_poll(void)
 {
 	struct grb_channel *chan = create(&disc);
 	struct poller p = { NULL, { 0, 0, 0 }, 1, 0 };
-	uint64_t count;
+	uint64_t count, t0;
 	pthread_t t;
 
 	CHECK_EQ(grb_buf_iter_create(grb_channel_buf(chan, 0), GRB_ITER_CONSUME,
@@ -174,6 +182,13 @@ static void test_poll(void)
 	CHECK_EQ(pthread_join(t, NULL), 0);
 	CHECK_EQ(p.ret, 0);
 	CHECK_U64(p.count, 1);
+	/* Having read that record live, a poll sleeps until another one:
+	 * it must not find the one it read and spin (its CPU time stays far
+	 * below the 100 ms it waits). */
+	t0 = thread_cpu_ns();
+	CHECK_EQ(grb_buf_iter_poll(p.it, on_record, &p.s, 100000000, &count),
+		 -ETIMEDOUT);
+	CHECK(thread_cpu_ns() - t0 < 30000000);
 	grb_buf_iter_destroy(p.it);
 	grb_channel_destroy(chan);
 }
