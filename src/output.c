@@ -397,7 +397,7 @@ int grb_buf_splice(struct grb_buf *buf, int fd, const int *pipe_fds,
 {
 	struct splice_pipe sp;
 	struct out_ops ops = { emit_splice, &sp };
-	int ret, fits;
+	int ret, fits = 0;
 
 	if (bytes)
 		*bytes = 0;

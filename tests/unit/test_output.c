@@ -122,6 +122,16 @@ ssize_t vmsplice(int fd, const struct iovec *iov, size_t nr, unsigned int flags)
 	return syscall(SYS_vmsplice, fd, nr == 1 ? &one : iov, nr, flags);
 }
 
+/*
+ * glibc declares poll()'s array write-only (access attribute), so reading
+ * fds[0].fd here looks like a read of uninitialized memory to gcc -O1
+ * (clang has no such warning); the callers fill fd and events, as poll(2)
+ * requires.
+ */
+#if !defined(__clang__)
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
+#endif
 int poll(struct pollfd *fds, nfds_t n, int timeout)
 {
 	size_t one = 1;
@@ -130,6 +140,9 @@ int poll(struct pollfd *fds, nfds_t n, int timeout)
 		return -1;
 	return (int)syscall(SYS_poll, fds, n, timeout);
 }
+#if !defined(__clang__)
+#pragma GCC diagnostic pop
+#endif
 
 /* ---- write and splice ------------------------------------------------ */
 
