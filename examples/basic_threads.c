@@ -228,6 +228,8 @@ static int run(uint32_t nthreads, uint32_t count, int overwrite,
 	printf("accounting  %s\n", ret ? "adds up" : "DOES NOT ADD UP");
 	for (i = 0; o && i < grb_basic_nr_bufs(b); i++)
 		close(o->fds[i]);
+	if (o)
+		free(o->fds);
 	grb_basic_destroy(b);
 	free(args);
 	free(tids);

@@ -55,6 +55,12 @@ run_damaged() {
   local rc=0
   "$reader" -q "$work/bad" >/dev/null 2>"$work/bad.err" || rc=$?
   [ "$rc" -lt 128 ] || fail "grb-read crashed (status $rc) on $1"
+  # A sanitizer build exits 1 on an error it finds: not a clean report.
+  if grep -q "Sanitizer\|runtime error" "$work/bad.err"; then
+    fail "grb-read crashed on $1: $(head -n 5 "$work/bad.err")"
+  fi
+  [ "$rc" -eq 0 ] || grep -q "^grb-read: " "$work/bad.err" ||
+    fail "grb-read exited $rc with no error message on $1"
   [ "$rc" -eq "${2:-1}" ] || [ -z "${2:-}" ] ||
     fail "grb-read exited $rc, not ${2}, on $1"
 }
@@ -78,14 +84,38 @@ cp "$big" "$work/bad/f"
 printf 'XXXX' | dd of="$work/bad/f" bs=1 count=4 conv=notrunc status=none
 run_damaged "a bad magic" 1
 grep -q "bad magic" "$work/bad.err" || fail "no clear error for a bad magic"
-# Random bytes at random places: any verdict, no crash.
+# Where the sub-buffer headers are: each header's data_size (bytes
+# 32-39, little-endian) says where the next begins.
+u64_at() { od -An -t u8 -j "$1" -N 8 "$2" | tr -d ' '; }
+heads=() at=0
+while [ "$at" -lt "$size" ] && [ ${#heads[@]} -lt 64 ]; do
+  heads+=("$at")
+  at=$((at + $(u64_at $((at + 32)) "$big")))
+done
+[ ${#heads[@]} -ge 2 ] || fail "fewer than two sub-buffers to damage"
+# The second sub-buffer claims the whole rest of the file: larger than
+# any before it, inside the file, and its records run into the next
+# header.
+cp "$big" "$work/bad/f"
+rest=$((size - heads[1]))
+printf "$(printf '\\%03o' $((rest & 255)) $((rest >> 8 & 255)) \
+  $((rest >> 16 & 255)) $((rest >> 24 & 255)) 0 0 0 0)" |
+  dd of="$work/bad/f" bs=1 seek=$((heads[1] + 32)) conv=notrunc status=none
+run_damaged "a data_size spanning the rest of the file" 1
+# Random bytes, half of the rounds inside a header: any verdict, no crash.
+poke() {
+  printf "\\$(printf %03o $((RANDOM % 256)))" |
+    dd of="$work/bad/f" bs=1 seek="$1" conv=notrunc status=none
+}
 RANDOM=4242
 for i in $(seq 1 100); do
   cp "$big" "$work/bad/f"
   for j in 1 2 3 4; do
-    off=$(( (RANDOM * 32768 + RANDOM) % size ))
-    printf "\\$(printf %03o $((RANDOM % 256)))" |
-      dd of="$work/bad/f" bs=1 seek="$off" conv=notrunc status=none
+    if [ $((i % 2)) -eq 0 ]; then
+      poke $(( heads[RANDOM % ${#heads[@]}] + RANDOM % 64 ))
+    else
+      poke $(( (RANDOM * 32768 + RANDOM) % size ))
+    fi
   done
   run_damaged "random damage, round $i"
 done
