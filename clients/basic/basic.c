@@ -130,6 +130,7 @@ int grb_basic_create(const struct grb_basic_attr *attr, struct grb_basic **out)
 		goto fail;
 	}
 	for (i = 0; i < grb_channel_nr_bufs(b->chan); i++) {
+		b->cursors[i].live_pos = UINT64_MAX;
 		ret = grb_reader_open(grb_channel_buf(b->chan, i));
 		if (ret)
 			goto fail;

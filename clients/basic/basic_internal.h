@@ -19,6 +19,10 @@
 /* Per-buffer read cursor, process-local. */
 struct grb_basic_cursor {
 	int held;              /* a sub-buffer is taken with get_next */
+	int live;              /* data points at a live prefix (discard) */
+	int damaged;           /* a record read live did not decode */
+	uint64_t live_pos;     /* sub-buffer read live, or ~0 */
+	const char *data;      /* the sub-buffer's bytes (held or live) */
 	size_t next;           /* offset of the next record slot */
 	size_t data_size;
 	uint64_t prev_ts;      /* last full timestamp, for expansion */

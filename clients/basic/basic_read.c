@@ -83,44 +83,107 @@ int grb_basic_decode(const void *subbuf, size_t data_size, size_t offset,
 	return 0;
 }
 
+/*
+ * Nothing says where the next record starts: give the rest of the
+ * sub-buffer up, count its records, and report the damage once.  The next
+ * call reads on from the next sub-buffer.  (Live, the sub-buffer is not
+ * held: it is skipped when it is delivered.)
+ */
+static int cursor_corrupt(struct grb_buf *buf, struct grb_basic_cursor *cur)
+{
+	struct grb_reader_subbuf sb;
+
+	if (cur->held) {
+		grb_reader_held(buf, &sb);
+		cur->corrupt += sb.records - cur->taken;
+		grb_reader_put_next(buf);
+		cur->held = 0;
+	} else {
+		/* Read live: skip the rest now, count it once delivered. */
+		cur->damaged = 1;
+		cur->next = cur->data_size;
+		cur->live = 0;
+	}
+	return -EIO;
+}
+
+/* Take the next delivered sub-buffer: resume it when it was read live. */
+static void cursor_take(struct grb_buf *buf, struct grb_basic_cursor *cur)
+{
+	struct grb_reader_subbuf sb;
+
+	grb_reader_held(buf, &sb);
+	cur->held = 1;
+	cur->data = (const char *)sb.data;
+	cur->data_size = sb.data_size;
+	if (sb.pos != cur->live_pos) {
+		cur->taken = 0;
+		cur->next = grb_reader_first_record(buf);
+	} else if (cur->damaged) {
+		/* Damaged while read live: its rest is skipped and counted. */
+		cur->corrupt += sb.records - cur->taken;
+		cur->next = cur->data_size;
+	}
+	cur->damaged = 0;
+	cur->live_pos = UINT64_MAX;
+}
+
+/*
+ * Discard mode, nothing delivered: the committed prefix of the open
+ * sub-buffer (grb_reader_live()), from where the last live read stopped.
+ * Return: 0 when it has a record not read yet, else -EAGAIN (or the
+ * reader's -ENODATA).
+ */
+static int cursor_live(struct grb_buf *buf, struct grb_basic_cursor *cur)
+{
+	struct grb_reader_subbuf sb;
+	int ret = grb_reader_live(buf, &sb);
+
+	if (ret)
+		return ret;
+	if (sb.pos != cur->live_pos) {
+		cur->live_pos = sb.pos;
+		cur->taken = 0;
+		cur->damaged = 0;
+		cur->next = grb_reader_first_record(buf);
+	}
+	cur->data = (const char *)sb.data;
+	cur->data_size = sb.data_size;
+	cur->live = !cur->damaged && cur->next < cur->data_size;
+	return cur->live ? 0 : -EAGAIN;
+}
+
 /* Make cursor point at a record; take sub-buffers as needed. */
 static int cursor_fill(struct grb_basic *b, struct grb_buf *buf,
 		       struct grb_basic_cursor *cur, struct grb_record *rec)
 {
-	struct grb_reader_subbuf sb;
 	int ret;
 
 	for (;;) {
-		if (!cur->held) {
+		if (!cur->held && !cur->live) {
 			ret = grb_reader_get_next(buf);
+			if (ret == 0)
+				cursor_take(buf, cur);
+			else if (ret == -EAGAIN &&
+				 b->cfg->mode == GRB_MODE_DISCARD)
+				ret = cursor_live(buf, cur);
 			if (ret)
 				return ret;
-			grb_reader_held(buf, &sb);
-			cur->held = 1;
-			cur->taken = 0;
-			cur->next = grb_reader_first_record(buf);
-			cur->data_size = sb.data_size;
 		}
 		if (cur->next < cur->data_size) {
-			ret = grb_reader_record(buf, cur->next, rec);
+			ret = grb__basic_record_decode(b->cfg, cur->data,
+						       cur->next,
+						       cur->data_size, rec);
 			if (ret == 0)
 				return 0;
-			/*
-			 * Nothing says where the next record starts: give the
-			 * rest of the sub-buffer up, count its records, and
-			 * report the damage once.  The next call reads on
-			 * from the next sub-buffer.
-			 */
-			grb_reader_held(buf, &sb);
-			cur->corrupt += sb.records - cur->taken;
+			return cursor_corrupt(buf, cur);
+		}
+		if (cur->held) {
 			grb_reader_put_next(buf);
 			cur->held = 0;
-			return -EIO;
 		}
-		grb_reader_put_next(buf);
-		cur->held = 0;
+		cur->live = 0;
 	}
-	(void)b;
 }
 
 static int basic_read(struct grb_basic *b, unsigned int cpu,
@@ -144,7 +207,8 @@ static int basic_read(struct grb_basic *b, unsigned int cpu,
 	ev->cpu = grb_buf_cpu(buf);
 	if (cap < rec.payload_len || (!dst && rec.payload_len))
 		return -ENOBUFS;
-	grb_reader_read(buf, rec.payload_off, dst, rec.payload_len);
+	if (rec.payload_len)
+		memcpy(dst, cur->data + rec.payload_off, rec.payload_len);
 	if (consume) {
 		cur->prev_ts = ev->timestamp;
 		cur->next = rec.next;
@@ -152,7 +216,7 @@ static int basic_read(struct grb_basic *b, unsigned int cpu,
 		cur->taken++;
 		/* Give a finished sub-buffer back now: in discard mode an idle
 		 * reader would otherwise keep writers out of it. */
-		if (cur->next >= cur->data_size) {
+		if (cur->held && cur->next >= cur->data_size) {
 			grb_reader_put_next(buf);
 			cur->held = 0;
 		}
@@ -214,9 +278,13 @@ int grb_basic_reset(struct grb_basic *b)
 		}
 		while (grb_reader_get_next(buf) == 0) {
 			grb_reader_held(buf, &sb);
-			cur->dropped += sb.records;
+			/* Records already consumed live are not dropped. */
+			cur->dropped += sb.records -
+				(sb.pos == cur->live_pos ? cur->taken : 0);
 			grb_reader_put_next(buf);
 		}
+		cur->live = 0;
+		cur->live_pos = UINT64_MAX;
 	}
 	return 0;
 }

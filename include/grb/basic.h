@@ -129,8 +129,12 @@ struct grb_basic_event {
  * @ev: receives the record's description.
  * @dst: receives the payload.
  * @cap: bytes at @dst.
- * Return: 0; -EAGAIN when no complete sub-buffer is readable (flush to
- * force); -ENODATA when finalized and drained; -ENOBUFS when @cap <
+ * In discard mode a record is readable as soon as it is committed: the
+ * committed start of the sub-buffer writers are filling is read live
+ * (grb_reader_live()), so a slow stream needs no flush.  In overwrite mode
+ * a record is readable once its sub-buffer closes (it fills, or a flush
+ * or grb_channel_tick() closes it).
+ * Return: 0; -EAGAIN when nothing is readable now; -ENODATA when finalized and drained; -ENOBUFS when @cap <
  * ev->len (the record stays, ev is filled); -EINVAL for NULL or a bad
  * @cpu; -EIO when a record does not decode (memory overwritten by a
  * client bug): nothing then says where the next record starts, so the

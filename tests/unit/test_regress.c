@@ -16,7 +16,10 @@
  *  - a record with no header of exactly subbuf_size bytes was refused
  *    with -ENOSPC although it fits an empty sub-buffer;
  *  - a record that failed to decode made grb_basic_consume() return -EIO
- *    on every later call.
+ *    on every later call;
+ *  - a basic channel read record by record at a low rate needed a flush
+ *    after every write, which cost a whole sub-buffer each: a 512 KiB
+ *    channel kept 8 of 101 records (discard mode now reads them live).
  */
 #include <errno.h>
 #include <stdio.h>
@@ -283,6 +286,36 @@ static void test_basic_corrupt_record(void)
 	grb_basic_destroy(b);
 }
 
+static void test_basic_live(void)
+{
+	struct grb_basic_attr attr = { "live", 64 << 10, 8, GRB_ALLOC_PER_CHANNEL,
+				       GRB_MODE_DISCARD, 1 };
+	struct grb_basic_event ev;
+	struct grb_basic_counts c;
+	struct grb_basic *b;
+	uint32_t i, v;
+
+	CHECK_EQ(grb_basic_create(&attr, &b), 0);
+	for (i = 0; i < 101; i++) {
+		CHECK_EQ(grb_basic_write(b, &i, sizeof(i)), 0);
+		/* No flush: the record is read from the open sub-buffer. */
+		CHECK_EQ(grb_basic_consume(b, 0, &ev, &v, sizeof(v)), 0);
+		CHECK_EQ(v, i);
+		CHECK_EQ(grb_basic_consume(b, 0, &ev, &v, sizeof(v)), -EAGAIN);
+	}
+	CHECK_EQ(grb_basic_get_counts(b, 0, &c), 0);
+	CHECK_U64(c.written, 101);
+	CHECK_U64(c.consumed, 101);
+	CHECK_U64(c.overruns + c.lost + c.entries, 0);
+	/* The sub-buffer read live is then delivered: nothing twice. */
+	CHECK_EQ(grb_basic_flush(b), 0);
+	CHECK_EQ(grb_basic_consume(b, 0, &ev, &v, sizeof(v)), -EAGAIN);
+	CHECK_EQ(grb_basic_write(b, &i, sizeof(i)), 0);
+	CHECK_EQ(grb_basic_consume(b, 0, &ev, &v, sizeof(v)), 0);
+	CHECK_EQ(v, 101);
+	grb_basic_destroy(b);
+}
+
 int main(void)
 {
 	test_stale_position();
@@ -291,6 +324,7 @@ int main(void)
 	test_wrapping_size();
 	test_exact_subbuf_record();
 	test_basic_corrupt_record();
+	test_basic_live();
 	printf("test_regress: passed\n");
 	return 0;
 }
