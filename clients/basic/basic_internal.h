@@ -36,6 +36,7 @@ struct grb_basic {
 	const struct grb_config *cfg;
 	struct grb_channel *chan;
 	struct grb_basic_cursor *cursors;
+	int external_reader;   /* grb_basic_release_readers() was called */
 };
 
 /* src/basic.c: one configuration per (alloc, mode, compression). */

@@ -197,6 +197,8 @@ static int basic_read(struct grb_basic *b, unsigned int cpu,
 
 	if (!b || !ev || cpu >= grb_channel_nr_bufs(b->chan))
 		return -EINVAL;
+	if (b->external_reader)
+		return -EPERM;
 	buf = grb_channel_buf(b->chan, cpu);
 	cur = &b->cursors[cpu];
 	ret = cursor_fill(b, buf, cur, &rec);
@@ -266,6 +268,8 @@ int grb_basic_reset(struct grb_basic *b)
 
 	if (!b)
 		return -EINVAL;
+	if (b->external_reader)
+		return -EPERM;
 	for (i = 0; i < grb_channel_nr_bufs(b->chan); i++) {
 		buf = grb_channel_buf(b->chan, i);
 		cur = &b->cursors[i];
@@ -286,5 +290,23 @@ int grb_basic_reset(struct grb_basic *b)
 		cur->live = 0;
 		cur->live_pos = UINT64_MAX;
 	}
+	return 0;
+}
+
+int grb_basic_release_readers(struct grb_basic *b)
+{
+	unsigned int i;
+
+	if (!b)
+		return -EINVAL;
+	if (b->external_reader)
+		return -EALREADY;
+	for (i = 0; i < grb_channel_nr_bufs(b->chan); i++) {
+		/* Releasing puts a held sub-buffer back, consumed. */
+		grb_reader_release(grb_channel_buf(b->chan, i));
+		b->cursors[i].held = 0;
+		b->cursors[i].live = 0;
+	}
+	b->external_reader = 1;
 	return 0;
 }

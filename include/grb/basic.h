@@ -134,9 +134,10 @@ struct grb_basic_event {
  * (grb_reader_live()), so a slow stream needs no flush.  In overwrite mode
  * a record is readable once its sub-buffer closes (it fills, or a flush
  * or grb_channel_tick() closes it).
- * Return: 0; -EAGAIN when nothing is readable now; -ENODATA when finalized and drained; -ENOBUFS when @cap <
- * ev->len (the record stays, ev is filled); -EINVAL for NULL or a bad
- * @cpu; -EIO when a record does not decode (memory overwritten by a
+ * Return: 0; -EAGAIN when nothing is readable now; -ENODATA when
+ * finalized and drained; -ENOBUFS when @cap < ev->len (the record stays,
+ * ev is filled); -EINVAL for NULL or a bad @cpu; -EPERM after
+ * grb_basic_release_readers(); -EIO when a record does not decode (memory overwritten by a
  * client bug): nothing then says where the next record starts, so the
  * rest of that sub-buffer is skipped and its records counted in
  * grb_basic_counts.corrupt; -EIO is returned once, and the next call
@@ -210,7 +211,7 @@ GRB_API int grb_basic_get_counts(struct grb_basic *b, unsigned int cpu,
 
 /**
  * grb_basic_reset - drop every record not consumed yet.
- * Return: 0 or -EINVAL.
+ * Return: 0; -EINVAL for NULL; -EPERM after grb_basic_release_readers().
  * Context: no concurrent writer or reader.
  */
 GRB_API int grb_basic_reset(struct grb_basic *b);
@@ -227,6 +228,18 @@ GRB_API int grb_basic_finalize(struct grb_basic *b);
 
 /** grb_basic_nr_bufs - number of buffers (possible CPUs, or 1). */
 GRB_API unsigned int grb_basic_nr_bufs(const struct grb_basic *b);
+
+/**
+ * grb_basic_release_readers - stop reading the channel through this
+ * client, so that the program reads it with the engine's read side on
+ * grb_basic_channel(): grb/iter.h (every buffer merged in time order,
+ * callbacks, polls) or grb/output.h.  The basic client's record_decode
+ * serves those iterators.  Afterwards grb_basic_consume(), peek and reset
+ * return -EPERM.  A sub-buffer the client held is given back consumed.
+ * Return: 0; -EINVAL for NULL; -EALREADY when already released.
+ * Context: no concurrent basic read call.
+ */
+GRB_API int grb_basic_release_readers(struct grb_basic *b);
 
 /** grb_basic_channel - the engine channel underneath. */
 GRB_API struct grb_channel *grb_basic_channel(struct grb_basic *b);

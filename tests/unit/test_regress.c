@@ -28,6 +28,7 @@
 #include "check.h"
 #include "grb/basic.h"
 #include "grb/grb.h"
+#include "grb/iter.h"
 
 static int arm;                 /* run the nested writer on the arm-th clock read */
 static uint64_t clk;
@@ -316,6 +317,46 @@ static void test_basic_live(void)
 	grb_basic_destroy(b);
 }
 
+/* A basic channel read by the engine's merge instead of the client. */
+static void test_basic_external_reader(void)
+{
+	struct grb_basic_attr attr = { "ext", 4096, 8, GRB_ALLOC_PER_CPU,
+				       GRB_MODE_DISCARD, 1 };
+	struct grb_chan_iter *ci;
+	struct grb_iter_record r;
+	struct grb_basic_event ev;
+	struct grb_basic *b;
+	uint64_t prev = 0;
+	uint32_t i, v;
+
+	CHECK_EQ(grb_basic_create(&attr, &b), 0);
+	/* The client reads until the program takes over. */
+	CHECK_EQ(grb_chan_iter_create(grb_basic_channel(b), GRB_ITER_CONSUME,
+				      &ci), -EBUSY);
+	CHECK_EQ(grb_basic_release_readers(NULL), -EINVAL);
+	CHECK_EQ(grb_basic_release_readers(b), 0);
+	CHECK_EQ(grb_basic_release_readers(b), -EALREADY);
+	CHECK_EQ(grb_basic_consume(b, 0, &ev, &v, sizeof(v)), -EPERM);
+	CHECK_EQ(grb_basic_peek(b, 0, &ev, &v, sizeof(v)), -EPERM);
+	CHECK_EQ(grb_basic_reset(b), -EPERM);
+	CHECK_EQ(grb_chan_iter_create(grb_basic_channel(b), GRB_ITER_CONSUME,
+				      &ci), 0);
+	for (i = 0; i < 300; i++)
+		CHECK_EQ(grb_basic_write(b, &i, sizeof(i)), 0);
+	CHECK_EQ(grb_basic_finalize(b), 0);
+	for (i = 0; i < 300; i++) {
+		CHECK_EQ(grb_chan_iter_next(ci, &r), 0);
+		CHECK_EQ(r.payload_len, sizeof(v));
+		memcpy(&v, r.payload, sizeof(v));
+		CHECK_EQ(v, i);         /* one thread: time order is write order */
+		CHECK(r.timestamp >= prev);
+		prev = r.timestamp;
+	}
+	CHECK_EQ(grb_chan_iter_next(ci, &r), -ENODATA);
+	grb_chan_iter_destroy(ci);
+	grb_basic_destroy(b);
+}
+
 int main(void)
 {
 	test_stale_position();
@@ -325,6 +366,7 @@ int main(void)
 	test_exact_subbuf_record();
 	test_basic_corrupt_record();
 	test_basic_live();
+	test_basic_external_reader();
 	printf("test_regress: passed\n");
 	return 0;
 }
