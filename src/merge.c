@@ -2,7 +2,9 @@
 /*
  * src/merge.c - the channel iterator: every buffer's records merged in
  * timestamp order with a binary min-heap of the buffers that have a
- * record waiting, keyed by (timestamp, buffer index, position).
+ * record waiting, keyed by (timestamp, buffer index, position).  Only the
+ * buffers with nothing waiting are polled, so a record costs O(log n)
+ * while every buffer has data.
  *
  * The rule that keeps the merge in order with idle buffers: the smallest
  * waiting record is returned only if every buffer without a record
@@ -22,16 +24,18 @@
 #include "grb/iter.h"
 #include "iter_internal.h"
 
-enum { SLOT_IDLE, SLOT_QUEUED, SLOT_DONE };
-
 struct grb_chan_iter {
 	struct grb_channel *chan;
 	unsigned int n;
 	struct grb_buf_iter *its;       /* one per buffer */
 	struct grb_iter_record *head;   /* per buffer: its waiting record */
-	unsigned char *state;           /* per buffer: SLOT_* */
 	unsigned int *heap;             /* buffer indexes, min at 0 */
 	unsigned int heap_len;
+	/* Buffers with nothing waiting (not in the heap, not done): only
+	 * these are polled, so a record costs O(log n + idle buffers). */
+	unsigned int *idle;
+	unsigned int nidle;
+	unsigned int ndone;
 	uint64_t last_ts;               /* largest timestamp returned */
 	struct grb_buf_iter *blocker;   /* see grb__chan_iter_blocker() */
 	int returned;                   /* any record returned yet */
@@ -93,19 +97,33 @@ static unsigned int heap_pop(struct grb_chan_iter *ci)
 	return top;
 }
 
-/* Try to get a waiting record for idle buffer b.  Return: 0, -EIO. */
-static int refill(struct grb_chan_iter *ci, unsigned int b)
+/*
+ * Poll the idle buffers: those with a record now go into the heap, those
+ * finalized and drained are done.  Return: 0, or -EIO when a record did
+ * not decode (that buffer's iterator skipped and counted it; it stays
+ * idle and is polled again next time).
+ */
+static int refill(struct grb_chan_iter *ci)
 {
-	int ret = grb__buf_iter_peek(&ci->its[b], &ci->head[b]);
+	unsigned int i = 0, b;
+	int ret;
 
-	if (ret == 0) {
-		ci->state[b] = SLOT_QUEUED;
-		heap_push(ci, b);
-	} else if (ret == -ENODATA) {
-		ci->state[b] = SLOT_DONE;
-	} else if (ret == -EIO) {
-		ci->st.undecodable++;
-		return ret;
+	while (i < ci->nidle) {
+		b = ci->idle[i];
+		ret = grb__buf_iter_peek(&ci->its[b], &ci->head[b]);
+		if (ret == -EIO) {
+			ci->st.undecodable++;
+			return ret;
+		}
+		if (ret == 0 || ret == -ENODATA) {
+			ci->idle[i] = ci->idle[--ci->nidle];
+			if (ret == 0)
+				heap_push(ci, b);
+			else
+				ci->ndone++;
+			continue;
+		}
+		i++;
 	}
 	return 0;
 }
@@ -122,7 +140,7 @@ static int may_precede(const struct grb_chan_iter *ci, unsigned int b,
 
 int grb_chan_iter_next(struct grb_chan_iter *ci, struct grb_iter_record *r)
 {
-	unsigned int b, top, done = 0;
+	unsigned int i, b, top;
 	int ret;
 
 	if (!ci || !r)
@@ -135,20 +153,16 @@ int grb_chan_iter_next(struct grb_chan_iter *ci, struct grb_iter_record *r)
 		ci->split.off = 0;
 		return 0;
 	}
-	for (b = 0; b < ci->n; b++) {
-		if (ci->state[b] == SLOT_IDLE) {
-			ret = refill(ci, b);
-			if (ret)
-				return ret;
-		}
-		done += ci->state[b] == SLOT_DONE;
-	}
+	ret = refill(ci);
+	if (ret)
+		return ret;
 	ci->blocker = NULL;
 	if (ci->heap_len == 0)
-		return done == ci->n ? -ENODATA : -EAGAIN;
+		return ci->ndone == ci->n ? -ENODATA : -EAGAIN;
 	top = ci->heap[0];
-	for (b = 0; b < ci->n; b++) {
-		if (ci->state[b] == SLOT_IDLE && may_precede(ci, b, top)) {
+	for (i = 0; i < ci->nidle; i++) {
+		b = ci->idle[i];
+		if (may_precede(ci, b, top)) {
 			ci->blocker = &ci->its[b];
 			return -EAGAIN;
 		}
@@ -156,7 +170,7 @@ int grb_chan_iter_next(struct grb_chan_iter *ci, struct grb_iter_record *r)
 	heap_pop(ci);
 	*r = ci->head[top];
 	grb__buf_iter_advance(&ci->its[top], r);
-	ci->state[top] = SLOT_IDLE;
+	ci->idle[ci->nidle++] = top;
 	if (ci->returned && r->timestamp < ci->last_ts) {
 		r->flags |= GRB_ITER_LATE;
 		ci->st.late++;
@@ -221,8 +235,8 @@ static void chan_iter_free(struct grb_chan_iter *ci, unsigned int inited)
 		grb__buf_iter_fini(&ci->its[b]);
 	free(ci->its);
 	free(ci->head);
-	free(ci->state);
 	free(ci->heap);
+	free(ci->idle);
 	free(ci);
 }
 
@@ -242,9 +256,9 @@ int grb_chan_iter_create(struct grb_channel *chan, enum grb_iter_mode mode,
 	ci->n = chan->nr_bufs;
 	ci->its = (struct grb_buf_iter *)calloc(ci->n, sizeof(*ci->its));
 	ci->head = (struct grb_iter_record *)calloc(ci->n, sizeof(*ci->head));
-	ci->state = (unsigned char *)calloc(ci->n, 1);
 	ci->heap = (unsigned int *)calloc(ci->n, sizeof(*ci->heap));
-	if (!ci->its || !ci->head || !ci->state || !ci->heap) {
+	ci->idle = (unsigned int *)calloc(ci->n, sizeof(*ci->idle));
+	if (!ci->its || !ci->head || !ci->heap || !ci->idle) {
 		chan_iter_free(ci, 0);
 		return -ENOMEM;
 	}
@@ -254,6 +268,7 @@ int grb_chan_iter_create(struct grb_channel *chan, enum grb_iter_mode mode,
 			chan_iter_free(ci, b);
 			return ret;
 		}
+		ci->idle[ci->nidle++] = b;
 	}
 	*out = ci;
 	return 0;
