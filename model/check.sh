@@ -68,16 +68,48 @@ checks=(
   "mutant-put-no-cas   fail=tag\\[ safety -DOVERWRITE=1 -DPINNED=1 -DMUTANT_PUT_NO_CAS"
   "mutant-put-lose-pin fail=id_idx safety -DOVERWRITE=1 -DPINNED=1 -DMUTANT_PUT_LOSE_PIN"
   "mutant-pin-undelivered fail=pos\\+k safety -DOVERWRITE=0 -DPINNED=1 -DSBSIZE=2 -DSIZE_B=1 -DMUTANT_PIN_UNDELIVERED"
+  # The wake-up (WAIT): a waiting reader is never left asleep with
+  # something to read.  With the flusher but without the nested writer or
+  # the header-only flush; then with the nested writer and many laps but
+  # no flusher, where writers push the waiting reader on (overwrite) or
+  # are refused (discard).  A lost wake-up is an invalid end state.
+  "wait-ovw            pass safety   -DOVERWRITE=1 -DWAIT=1 -DNESTED=0 -DFLUSH_EMPTY=0"
+  "wait-dis            pass safety   -DOVERWRITE=0 -DWAIT=1 -DNESTED=0 -DFLUSH_EMPTY=0"
+  "wait-laps-ovw       pass safety   -DOVERWRITE=1 -DWAIT=1 -DSBSIZE=2 -DSIZE_B=1 -DFLUSHER=0"
+  "wait-laps-dis       pass safety   -DOVERWRITE=0 -DWAIT=1 -DSBSIZE=2 -DSIZE_B=1 -DFLUSHER=0"
+  "mutant-arm-after-check fail=invalid safety -DOVERWRITE=1 -DWAIT=1 -DNESTED=0 -DFLUSH_EMPTY=0 -DMUTANT_ARM_AFTER_CHECK"
+  "mutant-wake-before-publish fail=invalid safety -DOVERWRITE=0 -DWAIT=1 -DNESTED=0 -DFLUSH_EMPTY=0 -DMUTANT_WAKE_BEFORE_PUBLISH"
+  # The live read (LIVE, discard mode): at full scope, and with a discard
+  # (no nested writer).  src/reader.c grb__live_prefix() loaded cc_sb
+  # after the second load of offset until Spin rejected that order
+  # (mutant-live-late-cc-sb); C and model now load it before the counter.
+  # live-in-overwrite shows why overwrite mode refuses the live read.
+  "live-dis            pass safety   -DOVERWRITE=0 -DLIVE=1"
+  "live-discard-dis    pass safety   -DOVERWRITE=0 -DLIVE=1 -DTRY_DISCARD=1 -DNESTED=0"
+  "mutant-live-no-recheck fail=owner\\[|tag\\[ safety -DOVERWRITE=0 -DLIVE=1 -DMUTANT_LIVE_NO_RECHECK"
+  "mutant-live-late-cc-sb fail=lrr==lrec safety -DOVERWRITE=0 -DLIVE=1 -DMUTANT_LIVE_LATE_CC_SB"
+  "live-in-overwrite   fail=reading\\[ safety -DOVERWRITE=1 -DLIVE=1 -DLIVE_IN_OVERWRITE -DNESTED=0 -DSBSIZE=3 -DNREC=2 -DFLUSH_EMPTY=0"
+  # Both (no flusher: finalize still flushes): the reader waits for one
+  # live record past those it read, which only a commit's wake delivers.
+  "wait-live-dis       pass safety   -DOVERWRITE=0 -DWAIT=1 -DLIVE=1 -DFLUSHER=0"
+  "mutant-no-commit-wake fail=invalid safety -DOVERWRITE=0 -DWAIT=1 -DLIVE=1 -DFLUSHER=0 -DMUTANT_NO_COMMIT_WAKE"
 )
 
 # GRB_MODEL_LONG=1 adds larger runs: two records per writer (about 10^8
 # states), discard with timestamps in overwrite mode (3 x 10^7) and at
-# full scope in discard mode (1.4 x 10^8 states, about 9 GB, 6 minutes).
+# full scope in discard mode (1.4 x 10^8 states, about 9 GB, 6 minutes);
+# the wake-up with the flusher and the nested writer (1-2 x 10^7), the
+# wake-up and the live read together with the flusher (4 x 10^7), and
+# the live read with a discard at full scope (2 x 10^7).
 if [ "${GRB_MODEL_LONG:-0}" = 1 ]; then
   checks+=(
     "overwrite-2rec      pass safety   -DOVERWRITE=1 -DNREC=2"
     "discard-ts-ovw      pass safety   -DOVERWRITE=1 -DTRY_DISCARD=1 -DTIMESTAMPS=1 -DNESTED=0 -DFLUSH_EMPTY=0"
     "discard-ts-full-dis pass safety   -DOVERWRITE=0 -DTRY_DISCARD=1 -DTIMESTAMPS=1"
+    "wait-nested-ovw     pass safety   -DOVERWRITE=1 -DWAIT=1 -DFLUSH_EMPTY=0"
+    "wait-nested-dis     pass safety   -DOVERWRITE=0 -DWAIT=1 -DFLUSH_EMPTY=0"
+    "wait-live-flush-dis pass safety   -DOVERWRITE=0 -DWAIT=1 -DLIVE=1 -DNESTED=0 -DFLUSH_EMPTY=0"
+    "live-discard-full-dis pass safety -DOVERWRITE=0 -DLIVE=1 -DTRY_DISCARD=1"
   )
 fi
 

@@ -11,7 +11,7 @@
  * and drained.  OVERWRITE selects flight-recorder mode (reader spare, push,
  * id swap) or discard mode.  docs/design.md maps each step to the C code.
  *
- * Four mechanisms sit behind switches of their own, each off by default,
+ * Six mechanisms sit behind switches of their own, each off by default,
  * so that every configuration stays small enough to check exhaustively:
  *
  *   TRY_DISCARD  the second writer discards its first reservation
@@ -41,10 +41,40 @@
  *   PINNED       besides consuming, the reader may pin a delivered
  *                sub-buffer anywhere in [consumed, produced) and put it
  *                back (get_subbuf/put_subbuf), at most NPIN times per run.
+ *   WAIT         the waiter bit and the wake-up (src/wait.c).  When
+ *                get_next finds nothing, the reader waits as grb_buf_wait()
+ *                does, for one delivered sub-buffer: it checks, reads the
+ *                futex word, arms (watermark, then the bit), checks again
+ *                and blocks until the word moves, then disarms and starts
+ *                over.  Three publications load the bit after they
+ *                publish and call grb__wake(): every commit (the live
+ *                wake), a delivery (after its store of cc_sb) and finalize
+ *                (after setting its bit); grb__wake() checks the stored
+ *                watermark, then takes the bit and moves the word.  The
+ *                channel may also never be finalized, as finalize wakes
+ *                the reader whatever came before: only runs without it
+ *                leave an earlier lost wake-up unrepaired.  A run that ends
+ *                with the reader asleep while its watermark is met (or the
+ *                channel finalized) is an invalid end state.
+ *   LIVE         the live read (grb__live_prefix(), grb_reader_live()),
+ *                discard mode only: when the sub-buffer at consumed is the
+ *                one writers fill, the reader may read its committed
+ *                prefix without consuming, again as it grows, and reads
+ *                the rest when the sub-buffer is delivered.  Each byte
+ *                read live is checked as a delivered one is; the delivered
+ *                read resumes inside the data at a record start, and the
+ *                records read live and delivered add up to the lap's
+ *                count, as does the count grb_reader_live() reports.
+ *                With WAIT, the reader reads live before it waits, and its
+ *                watermark is one byte past what it has read live, so a
+ *                commit that lengthens the prefix must wake it.
+ *                LIVE_IN_OVERWRITE allows it in overwrite mode, to show why
+ *                the C code refuses it there: a writer comes back to the
+ *                sub-buffer a lap later while the reader reads it.
  *
- * NESTED=0 drops the nested writer and FLUSH_EMPTY=0 the header-only
- * flush; model/check.sh uses them where a combination would otherwise be
- * too large to search exhaustively.
+ * NESTED=0 drops the nested writer, FLUSH_EMPTY=0 the header-only flush
+ * and FLUSHER=0 the flusher; model/check.sh uses them where a combination
+ * would otherwise be too large to search exhaustively.
  *
  * Ghost state, not in the C code, turns the properties into assertions:
  *   owner[b]   writer holding physical byte b between reserve and commit
@@ -55,6 +85,9 @@
  *   rts[b], rfull[b]  timestamp + 1 and full flag of the record whose
  *              first byte is b, 0 on every other byte (TIMESTAMPS)
  *   clock      the clock every thread reads, monotonic across threads
+ *   rstart[b]  byte b is the first byte of a record (LIVE)
+ *   lr, lrec   (reader) where live reading stopped in the sub-buffer at
+ *              consumed, and how many records it read live (LIVE)
  *
  * Memory model.  The model is sequentially consistent.  grb's C code makes
  * every decision shared between threads either with a read-modify-write
@@ -115,6 +148,49 @@
  * - put_subbuf's CAS on the id is another RMW on the id word, like the
  *   swap; get_subbuf's loads of consumed, offset and cc_sb are acquire
  *   loads like get_next's.
+ *
+ * - The wake-up handshake (WAIT) is a Dekker pair, and every operation in
+ *   it is seq_cst in C: the reader's RMW setting the bit and the loads of
+ *   its readiness check; each publication (the commit add, the store of
+ *   cc_sb, finalize's RMW on the blocked word) and the load of the bit
+ *   after it; the RMW taking the bit and the increment of the futex word.
+ *   seq_cst operations lie in one total order that keeps each thread's
+ *   program order, so every execution of the handshake is an interleaving
+ *   of these steps: exactly what the model runs.  That is why the C code
+ *   uses seq_cst there and not acquire/release, under which both sides
+ *   may miss each other.  The watermark is stored relaxed before the
+ *   bit's RMW, so a waker that sees the bit reads the watermark of that
+ *   arming or of a later one; the model loads it in a step of its own
+ *   after the bit, so it may see any arming's that comes before that
+ *   step.  C may also hand the waker an arming's watermark after the
+ *   reader has armed again; then the waker's publication, which came
+ *   before its load of the bit, also came before the reader's next
+ *   arming, and that arming's check sees it: nothing is lost.  FUTEX_WAIT
+ *   compares the word and sleeps atomically, so the model's guard on the
+ *   word is exact; wake_seq is kept only as whether it moved since the
+ *   reader read it.  A spurious return from FUTEX_WAIT only repeats the
+ *   loop; the model leaves it out.
+ *
+ * - The live read (LIVE) loads the position, then the commit counter,
+ *   then the position again, all acquire (seq_cst in C, because a waiter's
+ *   check runs the same code).  The counter's acquire reads the value of
+ *   a commit add or a later one in its release sequence (the adds are
+ *   RMWs), so every reservation whose commit it counts happens before the
+ *   second load, which therefore reads that reservation's CAS or later.
+ *   If the second load equals the first, every counted commit belongs to
+ *   a reservation ending at or before it, and when the counted bytes reach
+ *   the position, every reservation below it is committed and its data
+ *   visible.  Without the second load the count can match by chance: a
+ *   later reservation committed while an earlier one has not
+ *   (MUTANT_LIVE_NO_RECHECK).  The record count comes from cc_sb, loaded
+ *   before the counter: had the lap been delivered by then, the counter,
+ *   loaded after it with acquire, would show the lap full and the step
+ *   would fail; loaded after the second load of the position
+ *   (MUTANT_LIVE_LATE_CC_SB), it may be the lap just delivered and the
+ *   count goes below zero.  In discard mode no writer opens the
+ *   sub-buffer again until the reader consumes it, so the prefix stays
+ *   valid while it is read.  Each step of the model loads one word, as in
+ *   the C code, so the model explores the same interleavings.
  */
 
 #ifndef NSB
@@ -146,6 +222,10 @@
 #ifndef FLUSH_EMPTY
 #define FLUSH_EMPTY 1
 #endif
+/* Is there a flusher at all? */
+#ifndef FLUSHER
+#define FLUSHER 1
+#endif
 /* Is the first writer interrupted by a nested writer? */
 #ifndef NESTED
 #define NESTED 1
@@ -173,8 +253,20 @@
 #ifndef NPIN
 #define NPIN 1
 #endif
+#ifndef WAIT
+#define WAIT 0
+#endif
+#ifndef LIVE
+#define LIVE 0
+#endif
 #if TRY_DISCARD && HANDOFF
 #error "TRY_DISCARD and HANDOFF each script the second writer; pick one"
+#endif
+#if LIVE && OVERWRITE && !defined(LIVE_IN_OVERWRITE)
+#error "the live read is discard mode only (LIVE_IN_OVERWRITE shows why)"
+#endif
+#if LIVE && (TIMESTAMPS || PINNED)
+#error "LIVE reads part of a sub-buffer: not with TIMESTAMPS or PINNED"
 #endif
 
 #define BUFSIZE (NSB * SBSIZE)
@@ -214,6 +306,17 @@ bit  finalized;
 #if TIMESTAMPS
 byte last_ts;                /* grb_buf_shm.last_ts */
 #endif
+#if WAIT
+bit  waiting;                /* grb_buf_shm.waiting: the GRB_WAIT_BUF bit */
+/* grb_buf_shm.wake_seq, the futex word, as the one thing FUTEX_WAIT asks
+ * of it: has it moved since the reader read it (seen)?  Set by a wake,
+ * cleared where the reader reads it; a counter would only tell apart
+ * states that differ in how many wake-ups came before. */
+bit  wake_moved;
+#if LIVE
+byte wake_pos;               /* grb_buf_shm.wake_pos: the byte watermark */
+#endif
+#endif
 #if HANDOFF
 /* grb_thread_state of the two writer threads (include/grb/impl/thread.h). */
 byte entered[2];             /* plain; written by its own thread only */
@@ -238,6 +341,9 @@ byte clock;
 byte rts[NBYTES];
 bit  rfull[NBYTES];
 #endif
+#if LIVE
+bit  rstart[NBYTES];         /* byte b is the first byte of a record */
+#endif
 #if HANDOFF
 /* The reservation the second writer hands over: 0 not yet, 1 here, 2
  * none (its reserve was refused). */
@@ -261,6 +367,9 @@ inline mark(ph, from, to, pos0, w)
 #if TIMESTAMPS
 			rts[ph * SBSIZE + k] = 0;
 #endif
+#if LIVE
+			rstart[ph * SBSIZE + k] = 0;
+#endif
 			k++
 		:: else -> break
 		od;
@@ -278,6 +387,138 @@ inline unmark(ph, from, to)
 		od;
 		k = 0
 	}
+}
+
+/*
+ * The loads of the live read and of the wake-up (LIVE, WAIT).  Each
+ * step loads one shared word; the local computation on it shares its
+ * step, as nothing else can observe it.  A guard that only reads locals
+ * opens the step of the load it leads to.
+ */
+
+/*
+ * src/reader.c grb__live_prefix() for the sub-buffer at pos (discard
+ * mode): the position, the slot's commit counter, the position again;
+ * the prefix [0, SBOFF(p1)) is readable when the position did not move
+ * and the lap's committed bytes reach it.  LIVE_RECHECK is the second
+ * load and that verdict (lok), for use inside an atomic step.
+ */
+#ifdef MUTANT_LIVE_NO_RECHECK
+/* Mutant: trusts the first load of the position. */
+#define LIVE_RECHECK(pos) \
+	lok = (lcb - LAP(pos) * SBSIZE == SBOFF(p1))
+#else
+#define LIVE_RECHECK(pos) \
+	p2 = offset; \
+	lok = (p2 == p1 && lcb - LAP(pos) * SBSIZE == SBOFF(p1)); \
+	p2 = 0
+#endif
+
+/*
+ * The reader's call (grb_reader_live()): out lok, lsz, the prefix's size,
+ * and lrr, its records: the counter's minus cc_sb's.  cc_sb is loaded
+ * before the counter, so it is the lap before's: if the lap had been
+ * delivered by then, the counter would show it full.
+ */
+inline live_prefix(pos)
+{
+	atomic {
+		p1 = offset;
+		lok = (TRUNC(p1) == pos && SBOFF(p1) != 0)
+	};
+	if
+#ifndef MUTANT_LIVE_LATE_CC_SB
+	:: atomic { lok -> lrr = sb_r[SLOT(pos)] };
+	   atomic { lcb = cc_b[SLOT(pos)]; lcr = cc_r[SLOT(pos)]; lrr = lcr - lrr };
+	   atomic { LIVE_RECHECK(pos); lsz = lok * SBOFF(p1) }
+#else
+	:: atomic { lok -> lcb = cc_b[SLOT(pos)]; lcr = cc_r[SLOT(pos)] };
+	   atomic { LIVE_RECHECK(pos); lsz = lok * SBOFF(p1) };
+	   /* Mutant, the order src/reader.c had before the model found
+	    * it: cc_sb loaded last, after the second load of the position,
+	    * when the sub-buffer may have been closed and delivered since. */
+	   if
+	   :: atomic { lok -> lrr = lcr - sb_r[SLOT(pos)] }
+	   :: !lok
+	   fi
+#endif
+	:: !lok
+	fi
+}
+
+/*
+ * src/wait.c buf_ready() with one sub-buffer as the watermark and, under
+ * LIVE, the byte watermark's end wm (a position), met by a live prefix
+ * (grb__live_prefix() without records).  Out: rdy, 1 when ready, 2 when
+ * finalized and drained, 0 when not.  Every load is seq_cst in C and one
+ * step here, except the finalized bit and the position after it: once
+ * the bit is set nothing moves the position, so loading both in one
+ * step changes nothing.
+ */
+inline buf_ready(rdy, wm)
+{
+	rc = consumed;
+	rdy = (sb_b[SLOT(rc)] == (LAP(rc) + 1) * SBSIZE);
+#if LIVE
+	if
+	:: rdy
+	:: atomic {
+		!rdy ->
+		p1 = offset;
+		lok = (TRUNC(p1) == rc && SBOFF(p1) != 0)
+	   };
+	   if
+	   :: atomic { lok -> lcb = cc_b[SLOT(rc)] };
+	      atomic {
+		LIVE_RECHECK(rc);
+		rdy = (lok && p1 >= wm);
+		p1 = 0; lok = 0; lcb = 0
+	      }
+	   :: atomic { !lok -> p1 = 0 }
+	   fi
+	fi;
+#endif
+	atomic {
+		if
+		:: rdy == 0 && finalized && rc >= TRUNC(offset) -> rdy = 2
+		:: else
+		fi;
+		rc = 0
+	}
+}
+
+/*
+ * src/wait.c grb__wake() (WAIT): the readiness check with the stored
+ * watermark (not ready: return, the bit stays), then take the bit with
+ * one atomic and count wake_seq up, which ends the reader's futex wait.
+ */
+inline wake()
+{
+#if LIVE
+	wq = wake_pos;          /* relaxed: see the header */
+#endif
+	buf_ready(wr, wq);
+	if
+	:: atomic { wr != 0 -> wo = waiting; waiting = 0 };
+	   atomic {
+		if
+		:: wo -> wake_moved = 1     /* wake_seq++, then FUTEX_WAKE */
+		:: else
+		fi;
+		wr = 0; wo = 0; wq = 0
+	   }
+	:: atomic { wr == 0 -> wq = 0 }
+	fi
+}
+
+/* The writer's side of the handshake, after a publication: the seq_cst
+ * load of `waiting`, and the wake if it is set. */
+inline wake_check()
+{
+	if
+	:: waiting -> wake()
+	:: else
+	fi
 }
 
 /* src/deliver.c grb__deliver(): once per lap, by the completing commit. */
@@ -300,7 +541,19 @@ inline deliver(p, tb, tr)
 #endif
 		dph = 0
 	};
+#if WAIT && defined(MUTANT_WAKE_BEFORE_PUBLISH)
+	/* Mutant: loads `waiting` before the delivery is published. */
+	if
+	:: waiting -> atomic { sb_b[ds] = tb; sb_r[ds] = tr; ds = 0 }; wake()
+	:: else -> atomic { sb_b[ds] = tb; sb_r[ds] = tr; ds = 0 }
+	fi
+#elif WAIT
+	/* The seq_cst store of cc_sb, then the load of `waiting`. */
+	atomic { sb_b[ds] = tb; sb_r[ds] = tr; ds = 0 };
+	wake_check()
+#else
 	atomic { sb_b[ds] = tb; sb_r[ds] = tr; ds = 0 }   /* release store of cc_sb */
+#endif
 }
 
 /*
@@ -619,6 +872,9 @@ inline reserve(sz, w, t)
 			:: else -> skip
 			fi;
 			mark(ph, SBOFF(b), SBOFF(b) + sz, TRUNC(b), w)
+#if LIVE
+			; rstart[ph * SBSIZE + SBOFF(b)] = 1
+#endif
 #if TIMESTAMPS
 			/* The record's timestamp, kept at its first byte. */
 			; rts[ph * SBSIZE + SBOFF(b)] = ts + 1;
@@ -650,6 +906,9 @@ inline commit(sz, o, me)
 		cc_add(e - 1, sz, 1)
 	};
 	cc_complete(e - 1);
+#if WAIT && !defined(MUTANT_NO_COMMIT_WAKE)
+	wake_check();           /* grb_commit()'s live wake */
+#endif
 #if HANDOFF
 	nest_leave(o, me)
 #endif
@@ -737,9 +996,19 @@ inline try_discard(sz)
 #else
 #define NEST_LOCALS
 #endif
+#if WAIT
+#define WAIT_LOCALS ; byte rc, wr, wq; bit wo LIVE_LOCALS
+#else
+#define WAIT_LOCALS
+#endif
+#if LIVE
+#define LIVE_LOCALS ; byte p1, p2, lcb; bit lok
+#else
+#define LIVE_LOCALS
+#endif
 #define WRITER_LOCALS \
 	byte old, b, e, ph, c, r, k, ds, dph, cs, tb, tr; \
-	bit oe, ns, ok; byte fail TS_LOCALS NEST_LOCALS
+	bit oe, ns, ok; byte fail TS_LOCALS NEST_LOCALS WAIT_LOCALS
 
 /*
  * Writer w runs on thread w - 1.  The first writer is interrupted by a
@@ -891,6 +1160,15 @@ proctype finalizer()
 	WRITER_LOCALS;
 
 	(running == 0);
+#if WAIT
+	/* The channel is finalized, or never is.  Finalize wakes the reader
+	 * whatever came before; in the runs where it does not happen, a
+	 * wake-up lost earlier leaves the reader asleep with data to read. */
+	if
+	:: skip
+	:: goto unfinalized
+	fi;
+#endif
 #ifndef MUTANT_NO_FINAL_FLUSH
 	old = offset;
 	if
@@ -900,7 +1178,14 @@ proctype finalizer()
 	:: else -> skip
 	fi;
 #endif
+#if WAIT
+	finalized = 1;       /* the seq_cst RMW on the blocked word */
+	wake_check();
+unfinalized:
+	skip
+#else
 	finalized = 1
+#endif
 }
 
 /*
@@ -938,7 +1223,16 @@ inline read_subbuf(P, base)
 {
 	atomic {
 		n = meta_size[P];
+#if LIVE
+		/* Resume where the live reads stopped: inside the data, at a
+		 * record's first byte, and with every record of the lap read
+		 * once, live or now. */
+		assert(lr <= n);
+		assert(lr == 0 || lr == n || rstart[P * SBSIZE + lr]);
+		k = lr;
+#else
 		k = 0;
+#endif
 		do
 		:: k < n ->
 			assert(owner[P * SBSIZE + k] == 0);
@@ -949,10 +1243,16 @@ inline read_subbuf(P, base)
 #if TIMESTAMPS
 			check_ts(P * SBSIZE + k);
 #endif
+#if LIVE
+			lrec = lrec + rstart[P * SBSIZE + k];
+#endif
 			reading[P * SBSIZE + k] = 1;
 			k++
 		:: else -> break
 		od;
+#if LIVE
+		assert(lrec == meta_recs[P]);
+#endif
 		k = 0
 #if TIMESTAMPS
 		; rt = 0; tprev = 0; tseen = 0
@@ -967,6 +1267,130 @@ inline read_subbuf(P, base)
 	}
 }
 
+#if LIVE
+/*
+ * src/reader.c grb_reader_live() and the iterator on it (src/iter.c): the
+ * readable prefix of the sub-buffer at c, its record count, then the
+ * records from where the last live read stopped (lr) up to the prefix
+ * end, without consuming.  Every byte is checked as a delivered one is;
+ * lrec counts the records read live, lrr is the count grb_reader_live()
+ * reports.
+ */
+inline live_read()
+{
+	live_prefix(c);
+	if
+	:: atomic {
+		lok && lsz > lr ->
+#if OVERWRITE
+		lph = id_idx[s];   /* in place, as writers fill it */
+#else
+		lph = s;
+#endif
+		k = lr;
+		do
+		:: k < lsz ->
+			assert(owner[lph * SBSIZE + k] == 0);
+#if TRY_DISCARD
+			assert(!disc[lph * SBSIZE + k]);
+#endif
+			assert(tag[lph * SBSIZE + k] == c + k + 1);
+			lrec = lrec + rstart[lph * SBSIZE + k];
+			reading[lph * SBSIZE + k] = 1;
+			k++
+		:: else -> break
+		od;
+		assert(lrr == lrec);
+		k = lr
+	   };
+	   atomic {
+		do
+		:: k < lsz -> reading[lph * SBSIZE + k] = 0; k++
+		:: else -> break
+		od;
+		lr = lsz; k = 0; lph = 0;
+		p1 = 0; lok = 0; lsz = 0; lcb = 0; lcr = 0; lrr = 0
+	   }
+	:: atomic {
+		!(lok && lsz > lr) ->
+		p1 = 0; lok = 0; lsz = 0; lcb = 0; lcr = 0; lrr = 0
+	   }
+	fi
+}
+#endif
+
+#if WAIT
+/* Is the reader's armed watermark met now, or is the channel finalized
+ * (then it must end)?  A ghost predicate, for the end-state check in
+ * buf_wait. */
+#define DELIVERED_AT(p) (sb_b[SLOT(p)] == (LAP(p) + 1) * SBSIZE)
+#define DRAINED_NOW (finalized && consumed >= TRUNC(offset))
+#if LIVE
+#define LIVE_MET (TRUNC(offset) == consumed && SBOFF(offset) != 0 && \
+	cc_b[SLOT(consumed)] - LAP(consumed) * SBSIZE == SBOFF(offset) && \
+	offset >= wake_pos)
+#else
+#define LIVE_MET 0
+#endif
+#define MUST_WAKE (DELIVERED_AT(consumed) || LIVE_MET || DRAINED_NOW || \
+	finalized)
+
+/* arm(): the watermark (relaxed), then the seq_cst RMW setting the bit. */
+inline arm()
+{
+#if LIVE
+	wake_pos = wp;
+#endif
+	waiting = 1
+}
+
+/*
+ * src/wait.c grb_buf_wait() with one sub-buffer (and, under LIVE, one
+ * byte past what was read live, wp) as the watermark.  Out: rdy, 1 or 2
+ * (drained).  The futex wait is a guard on wake_moved: the reader blocks.
+ * Asleep, it sits at an end label only while it is owed nothing: its
+ * watermark is not met and the channel is not finalized.  Once it is owed
+ * a wake-up it steps to owed_wakeup, not an end label, and steps back if
+ * that goes away (a push moves consumed on).  So a run that ends with the
+ * reader asleep and owed a wake-up is an invalid end state: a lost
+ * wake-up, or (finalized, not drained) a sub-buffer never delivered.
+ */
+inline buf_wait(rdy)
+{
+	do
+	:: buf_ready(rdy, wp);
+	   if
+	   :: rdy != 0 -> break
+#ifdef MUTANT_ARM_AFTER_CHECK
+	   /* Mutant: arms after its only check, and sleeps on it. */
+	   :: rdy == 0 -> arm(); wake_moved = 0
+	   fi;
+#else
+	   /* The futex word, read before the check: see src/wait.c. */
+	   :: atomic { rdy == 0 -> wake_moved = 0 }
+	   fi;
+	   arm();
+	   buf_ready(rdy, wp);
+#endif
+	   if
+	   :: rdy == 0 ->
+end_asleep:
+		do
+		:: wake_moved -> break
+		:: MUST_WAKE ->
+owed_wakeup:
+			if
+			:: wake_moved -> break
+			:: !(MUST_WAKE) -> skip
+			fi
+		od
+	   :: rdy != 0
+	   fi;
+	   atomic { waiting = 0; rdy = 0 }   /* disarm() */
+	od
+}
+#endif
+
 /*
  * src/reader.c: get_next / read / put_next until finalized and drained;
  * with PINNED, also get_subbuf / read / put_subbuf.
@@ -975,6 +1399,16 @@ proctype reader()
 {
 	byte c, s, P, k, n;
 	bit got;
+#if WAIT
+	byte rdy, rc, wp;
+#endif
+#if LIVE
+	byte lr, lrec, lrr, lph, p1, p2, lcb, lcr, lsz;
+	bit lok;
+#if OVERWRITE
+	byte lpos;                  /* the position lr and lrec are about */
+#endif
+#endif
 #if TIMESTAMPS
 	byte rt, tprev;
 	bit tseen;
@@ -986,13 +1420,45 @@ proctype reader()
 	do
 	:: c = consumed;
 	   s = SLOT(c);
+#if LIVE && OVERWRITE
+	   /* A push moves the reader on: its live reading starts over. */
+	   atomic {
+		if
+		:: c != lpos -> lr = 0; lrec = 0; lpos = c
+		:: else
+		fi
+	   };
+#endif
+#if WAIT
+	   /* get_next finds the sub-buffer delivered; if not, (LIVE) read
+	    * what is committed live, then wait (grb_buf_wait) for a
+	    * delivery, a live record past those read, or the end. */
+	   if
+	   :: sb_b[s] == (LAP(c) + 1) * SBSIZE -> skip
+	   :: else ->
+#if LIVE
+		live_read();
+		wp = c + lr + 1;
+#endif
+		buf_wait(rdy);
+		if
+		:: rdy == 2 -> break
+		:: else -> rdy = 0; goto next
+		fi
+	   fi;
+#else
 	   /* Wait for delivery, a push, or the end (blocking instead of
-	    * polling, so a sub-buffer never delivered shows as a deadlock). */
+	    * polling, so a sub-buffer never delivered shows as a deadlock);
+	    * or (LIVE) read live while writers fill the sub-buffer. */
 	   if
 	   :: sb_b[s] == (LAP(c) + 1) * SBSIZE -> skip
 	   :: consumed != c -> goto next
 	   :: finalized && c >= TRUNC(offset) -> break
+#if LIVE
+	   :: TRUNC(offset) == c && SBOFF(offset) > lr -> live_read(); goto next
+#endif
 	   fi;
+#endif
 #if OVERWRITE
 	   /* swap_in(): the reader's spare replaces the delivered data. */
 	   atomic {
@@ -1029,7 +1495,15 @@ proctype reader()
 	   read_subbuf(P, c);
 #if !OVERWRITE
 	   /* put_next: release store of consumed. */
-	   atomic { n_read = n_read + meta_recs[P]; consumed = c + SBSIZE };
+	   atomic {
+		n_read = n_read + meta_recs[P]; consumed = c + SBSIZE
+#if LIVE
+		; lr = 0; lrec = 0
+#endif
+#if WAIT && LIVE
+		; wp = 0
+#endif
+	   };
 #endif
 next:
 	   skip
@@ -1138,10 +1612,12 @@ init {
 		for (i : 0 .. NSB - 1) {
 			id_idx[i] = i
 		}
-		running = 3;
+		running = 2 + FLUSHER;
 		run writer(1, SIZE_A, SIZE_B, NESTED);
 		run writer(2, SIZE_B, SIZE_A, 0);
+#if FLUSHER
 		run flusher();
+#endif
 		run finalizer();
 		run reader()
 	}

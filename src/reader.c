@@ -398,19 +398,25 @@ int grb__live_prefix(struct grb_buf *buf, uint64_t pos, uint64_t *size,
 	if (grb__subbuf_trunc(buf, p1) != pos ||
 	    grb__subbuf_offset(buf, p1) == 0)
 		return -EAGAIN;
+	/*
+	 * The previous lap's delivery left cc_sb: cc minus it is this lap's
+	 * bytes (exactly the prefix) and records.  Loaded before cc: had
+	 * this lap been delivered by then, cc, loaded after, would show it
+	 * full and the check below fails.  Loaded after the check, it could
+	 * be this lap's own delivery, made since, and the count would wrap
+	 * (model/check.sh mutant-live-late-cc-sb; tests/func/test_live_race).
+	 */
+	cc_sb = grb_load_acquire(&buf->cold[slot].cc_sb);
 	/* Pairs with the commit adds (release): their records are visible. */
 	cc = grb_load_seq_cst(&buf->hot[slot].cc);
 	p2 = grb_load_seq_cst(&shm->offset);
 	if (p2 != p1 || ((cc - grb__lap_bytes(buf, pos)) & GRB_CC_BYTES_MASK)
 	    != grb__subbuf_offset(buf, p1))
 		return -EAGAIN;
+	GRB_HOOK(GRB_HOOK_LIVE_CHECKED);
 	*size = grb__subbuf_offset(buf, p1);
-	if (records) {
-		/* The previous lap's delivery left cc_sb; the difference is
-		 * this lap's bytes (exactly *size) and its records. */
-		cc_sb = grb_load_acquire(&buf->cold[slot].cc_sb);
+	if (records)
 		*records = (cc - cc_sb) >> 32;
-	}
 	return 0;
 }
 

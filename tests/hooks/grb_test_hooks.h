@@ -54,6 +54,8 @@ enum grb_hook_point {
 	GRB_HOOK_DISCARD_CLOSED,
 	/* wait.c: a waiter found nothing, has not armed yet. */
 	GRB_HOOK_WAIT_CHECKED,
+	/* reader.c grb__live_prefix(): prefix checked, count not taken. */
+	GRB_HOOK_LIVE_CHECKED,
 	GRB_HOOK_COUNT
 };
 

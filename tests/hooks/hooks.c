@@ -31,7 +31,7 @@ const char *grb_hook_name(enum grb_hook_point point)
 		"commit-before", "commit-after", "slow-checked", "end-old",
 		"flush-loaded", "deliver-meta", "deliver-publish",
 		"push-before-cas", "get-delivered", "get-swapped", "put-before",
-		"discard-closed", "wait-checked",
+		"discard-closed", "wait-checked", "live-checked",
 	};
 
 	return (unsigned int)point < GRB_HOOK_COUNT ? names[point] : "?";
