@@ -31,11 +31,8 @@ static unsigned int log2u(uint64_t x)
 	return (unsigned int)__builtin_ctzll(x);
 }
 
-static int check_attr(const struct grb_config *cfg,
-		      const struct grb_channel_attr *attr)
+int grb__check_geometry(const struct grb_config *cfg, uint64_t sb, uint64_t n)
 {
-	uint64_t sb = attr->subbuf_size, n = attr->num_subbuf;
-
 	if (!grb_is_pow2(sb) || sb < grb__page_size() ||
 	    sb > GRB_SUBBUF_SIZE_MAX)
 		return -EINVAL;
@@ -49,14 +46,8 @@ static int check_attr(const struct grb_config *cfg,
 	return 0;
 }
 
-/* Offsets of the parts of one buffer's mapping; see grb/impl/layout.h. */
-struct buf_layout {
-	uint64_t off_hot, off_cold, off_ids, off_meta, off_data, map_size;
-	uint64_t nr_phys;
-};
-
-static void compute_layout(const struct grb_config *cfg, uint64_t sb,
-			   uint64_t n, struct buf_layout *l)
+void grb__layout(const struct grb_config *cfg, uint64_t sb, uint64_t n,
+		 struct grb_layout *l)
 {
 	uint64_t page = grb__page_size();
 
@@ -72,41 +63,51 @@ static void compute_layout(const struct grb_config *cfg, uint64_t sb,
 	l->map_size = l->off_data + l->nr_phys * sb;
 }
 
-/* Fill the process handle from a mapping's description. */
-static void bind_handle(struct grb_buf *buf, struct grb_buf_shm *shm,
-			struct grb_channel *chan)
+void grb__buf_bind(struct grb_buf *buf, void *mem,
+		   const struct grb_buf_shm *d, struct grb_channel *chan)
 {
-	char *base = (char *)shm;
+	char *base = (char *)mem;
 
-	buf->shm = shm;
-	buf->hot = (struct grb_commit_hot *)(void *)(base + shm->off_hot);
-	buf->cold = (struct grb_commit_cold *)(void *)(base + shm->off_cold);
-	buf->ids = (grb_atomic_u64 *)(void *)(base + shm->off_ids);
-	buf->meta = (struct grb_subbuf_meta *)(void *)(base + shm->off_meta);
-	buf->data = base + shm->off_data;
-	buf->subbuf_size = shm->subbuf_size;
-	buf->buf_size = shm->subbuf_size * shm->num_subbuf;
-	buf->subbuf_order = log2u(shm->subbuf_size);
-	buf->nsb_order = log2u(shm->num_subbuf);
+	buf->shm = (struct grb_buf_shm *)mem;
+	buf->hot = (struct grb_commit_hot *)(void *)(base + d->off_hot);
+	buf->cold = (struct grb_commit_cold *)(void *)(base + d->off_cold);
+	buf->ids = (grb_atomic_u64 *)(void *)(base + d->off_ids);
+	buf->meta = (struct grb_subbuf_meta *)(void *)(base + d->off_meta);
+	buf->data = base + d->off_data;
+	buf->subbuf_size = d->subbuf_size;
+	buf->buf_size = d->subbuf_size * d->num_subbuf;
+	buf->subbuf_order = log2u(d->subbuf_size);
+	buf->nsb_order = log2u(d->num_subbuf);
 	buf->buf_order = buf->subbuf_order + buf->nsb_order;
-	buf->cpu = (int)shm->cpu;
+	buf->cpu = (int)d->cpu;
+	buf->nr_phys = d->nr_phys;
+	buf->map_size = d->map_size;
 	buf->chan = chan;
 }
 
-static int buf_map(struct grb_channel *chan, struct grb_buf *buf, int cpu)
+/*
+ * Map buffer i of a new channel: anonymous memory, or (fd >= 0) the
+ * shared file the caller sized to the layout's map_size.  Either starts
+ * as zeros, so every counter and position starts at 0.
+ */
+static int buf_map(struct grb_channel *chan, unsigned int i, int fd)
 {
 	const struct grb_config *cfg = chan->cfg;
-	struct buf_layout l;
+	struct grb_buf *buf = &chan->bufs[i];
+	struct grb_layout l;
 	struct grb_buf_shm *shm;
-	uint64_t i;
+	uint64_t k;
 	void *mem;
 
-	compute_layout(cfg, chan->subbuf_size, chan->num_subbuf, &l);
-	mem = mmap(NULL, l.map_size, PROT_READ | PROT_WRITE,
-		   MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+	grb__layout(cfg, chan->subbuf_size, chan->num_subbuf, &l);
+	if (fd < 0)
+		mem = mmap(NULL, l.map_size, PROT_READ | PROT_WRITE,
+			   MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+	else
+		mem = mmap(NULL, l.map_size, PROT_READ | PROT_WRITE,
+			   MAP_SHARED, fd, 0);
 	if (mem == MAP_FAILED)
 		return -ENOMEM;
-	/* Anonymous memory is zero: every counter and position starts at 0. */
 	shm = (struct grb_buf_shm *)mem;
 	shm->magic = GRB_SHM_MAGIC;
 	shm->version = GRB_SHM_VERSION;
@@ -115,21 +116,27 @@ static int buf_map(struct grb_channel *chan, struct grb_buf *buf, int cpu)
 	shm->subbuf_size = chan->subbuf_size;
 	shm->num_subbuf = chan->num_subbuf;
 	shm->nr_phys = l.nr_phys;
-	shm->cpu = cpu;
+	shm->cpu = cfg->alloc == GRB_ALLOC_PER_CPU ? (int64_t)i : -1;
 	shm->off_hot = l.off_hot;
 	shm->off_cold = l.off_cold;
 	shm->off_ids = l.off_ids;
 	shm->off_meta = l.off_meta;
 	shm->off_data = l.off_data;
-	bind_handle(buf, shm, chan);
+	shm->alloc = (uint32_t)cfg->alloc;
+	shm->timestamp_bits = cfg->timestamp_bits;
+	shm->header_size = grb__subbuf_header_size(cfg);
+	shm->nr_bufs = chan->nr_bufs;
+	shm->buf_index = i;
+	grb__buf_bind(buf, mem, shm, chan);
 	/*
-	 * Slot i starts on physical sub-buffer i; the spare is the reader's.
+	 * Slot k starts on physical sub-buffer k; the spare is the reader's.
 	 * Relaxed: no other thread knows the buffer yet; whatever hands it
-	 * the channel (thread creation, a lock, a queue) orders these stores
-	 * before its first use, on any architecture.
+	 * the channel (thread creation, a lock, a queue, the socket that
+	 * carries its fd) orders these stores before its first use, on any
+	 * architecture.
 	 */
-	for (i = 0; i < chan->num_subbuf; i++)
-		grb_store_relaxed(&buf->ids[i], i);
+	for (k = 0; k < chan->num_subbuf; k++)
+		grb_store_relaxed(&buf->ids[k], k);
 	shm->reader_id = chan->num_subbuf;
 	return 0;
 }
@@ -137,69 +144,98 @@ static int buf_map(struct grb_channel *chan, struct grb_buf *buf, int cpu)
 static void buf_unmap(struct grb_buf *buf)
 {
 	if (buf->shm)
-		munmap(buf->shm, buf->shm->map_size);
+		munmap(buf->shm, buf->map_size);
 	buf->shm = NULL;
 }
 
-static void channel_free(struct grb_channel *chan, unsigned int created)
+/*
+ * Free a channel.  The owner of a private or shared channel calls
+ * buffer_finalize on the `created` buffers whose buffer_create ran (when
+ * not finalized); an attached process never runs either callback.
+ */
+void grb__channel_free(struct grb_channel *chan, unsigned int created)
 {
 	unsigned int i;
+	int owner = chan->shared <= GRB_CHAN_OWNER;
 
 	for (i = 0; i < chan->nr_bufs; i++) {
-		if (i < created && chan->cfg->cb.buffer_finalize &&
+		if (owner && i < created && chan->cfg->cb.buffer_finalize &&
 		    !chan->finalized)
 			chan->cfg->cb.buffer_finalize(&chan->bufs[i], chan->priv,
 						      chan->bufs[i].cpu);
 		buf_unmap(&chan->bufs[i]);
+		if (chan->shm_fds && chan->shm_fds[i] >= 0)
+			close(chan->shm_fds[i]);
 	}
 	if (chan->event_fd >= 0)
 		close(chan->event_fd);
+	grb__shm_remove(chan);
+	free(chan->shm_fds);
+	free(chan->shm_dir);
 	free(chan->tick_pos);
 	free(chan->bufs);
 	free(chan);
 }
 
-int grb_channel_create(const struct grb_config *cfg,
-		       const struct grb_channel_attr *attr,
-		       struct grb_channel **out)
+int grb__channel_alloc(const struct grb_config *cfg, const char *name,
+		       uint64_t subbuf_size, uint64_t num_subbuf,
+		       unsigned int nr_bufs, struct grb_channel **out)
 {
 	struct grb_channel *chan;
-	unsigned int i, created = 0;
-	int ret;
 
-	if (!out || !attr)
-		return -EINVAL;
-	ret = grb_config_check(cfg);
-	if (ret)
-		return ret;
-	ret = check_attr(cfg, attr);
-	if (ret)
-		return ret;
 	chan = (struct grb_channel *)calloc(1, sizeof(*chan));
 	if (!chan)
 		return -ENOMEM;
 	chan->cfg = cfg;
-	chan->subbuf_size = attr->subbuf_size;
-	chan->num_subbuf = attr->num_subbuf;
-	chan->priv = attr->priv;
+	chan->subbuf_size = subbuf_size;
+	chan->num_subbuf = num_subbuf;
 	chan->event_fd = -1;
-	if (attr->name)
-		strncpy(chan->name, attr->name, sizeof(chan->name) - 1);
-	chan->nr_bufs = cfg->alloc == GRB_ALLOC_PER_CPU ?
-		(unsigned int)grb__possible_cpus() : 1;
-	chan->bufs = (struct grb_buf *)calloc(chan->nr_bufs,
-					      sizeof(*chan->bufs));
-	chan->tick_pos = (uint64_t *)calloc(chan->nr_bufs,
-					    sizeof(*chan->tick_pos));
+	chan->gid = -1;
+	if (name)
+		strncpy(chan->name, name, sizeof(chan->name) - 1);
+	chan->nr_bufs = nr_bufs;
+	chan->bufs = (struct grb_buf *)calloc(nr_bufs, sizeof(*chan->bufs));
+	chan->tick_pos = (uint64_t *)calloc(nr_bufs, sizeof(*chan->tick_pos));
 	if (!chan->bufs || !chan->tick_pos) {
 		free(chan->bufs);
 		free(chan->tick_pos);
 		free(chan);
 		return -ENOMEM;
 	}
+	*out = chan;
+	return 0;
+}
+
+unsigned int grb__nr_bufs(const struct grb_config *cfg)
+{
+	return cfg->alloc == GRB_ALLOC_PER_CPU ?
+		(unsigned int)grb__possible_cpus() : 1;
+}
+
+int grb__channel_create(const struct grb_config *cfg,
+			const struct grb_channel_attr *attr, int *fds,
+			struct grb_channel **out)
+{
+	struct grb_channel *chan;
+	unsigned int i, created = 0;
+	int ret;
+
+	ret = grb__channel_alloc(cfg, attr->name, attr->subbuf_size,
+				 attr->num_subbuf, grb__nr_bufs(cfg), &chan);
+	if (ret) {
+		for (i = 0; fds && i < grb__nr_bufs(cfg); i++)
+			close(fds[i]);
+		free(fds);
+		return ret;
+	}
+	chan->priv = attr->priv;
+	if (fds) {
+		/* The channel owns the descriptors from here on. */
+		chan->shared = GRB_CHAN_OWNER;
+		chan->shm_fds = fds;
+	}
 	for (i = 0; i < chan->nr_bufs; i++) {
-		ret = buf_map(chan, &chan->bufs[i],
-			      cfg->alloc == GRB_ALLOC_PER_CPU ? (int)i : -1);
+		ret = buf_map(chan, i, fds ? fds[i] : -1);
 		if (ret)
 			goto fail;
 	}
@@ -214,8 +250,25 @@ int grb_channel_create(const struct grb_config *cfg,
 	*out = chan;
 	return 0;
 fail:
-	channel_free(chan, created);
+	grb__channel_free(chan, created);
 	return ret < 0 ? ret : -EINVAL;
+}
+
+int grb_channel_create(const struct grb_config *cfg,
+		       const struct grb_channel_attr *attr,
+		       struct grb_channel **out)
+{
+	int ret;
+
+	if (!out || !attr)
+		return -EINVAL;
+	ret = grb_config_check(cfg);
+	if (ret)
+		return ret;
+	ret = grb__check_geometry(cfg, attr->subbuf_size, attr->num_subbuf);
+	if (ret)
+		return ret;
+	return grb__channel_create(cfg, attr, NULL, out);
 }
 
 int grb_channel_finalize(struct grb_channel *chan)
@@ -224,6 +277,8 @@ int grb_channel_finalize(struct grb_channel *chan)
 
 	if (!chan)
 		return -EINVAL;
+	if (chan->shared > GRB_CHAN_OWNER)
+		return -EPERM;
 	if (chan->finalized)
 		return -EALREADY;
 	for (i = 0; i < chan->nr_bufs; i++) {
@@ -248,9 +303,9 @@ void grb_channel_destroy(struct grb_channel *chan)
 {
 	if (!chan)
 		return;
-	if (!chan->finalized)
+	if (!chan->finalized && chan->shared <= GRB_CHAN_OWNER)
 		grb_channel_finalize(chan);
-	channel_free(chan, chan->nr_bufs);
+	grb__channel_free(chan, chan->nr_bufs);
 }
 
 /*
@@ -350,7 +405,7 @@ int grb_buf_get_stats(const struct grb_buf *buf, struct grb_buf_stats *st)
 	 * store in grb__deliver(), so cc (read after) is never behind it
 	 * and the difference never goes negative, on ARM or POWER too.
 	 */
-	for (i = 0; i < shm->num_subbuf; i++) {
+	for (i = 0; i < buf->buf_size >> buf->subbuf_order; i++) {
 		cc_sb = grb_load_acquire(&buf->cold[i].cc_sb);
 		pending += (grb_load_relaxed(&buf->hot[i].cc) - cc_sb) >> 32;
 	}
@@ -393,11 +448,11 @@ int grb_channel_get_stats(const struct grb_channel *chan, struct grb_buf_stats *
 
 int grb_channel_memory(const struct grb_channel *chan, struct grb_memory *mem)
 {
-	struct buf_layout l;
+	struct grb_layout l;
 
 	if (!chan || !mem)
 		return -EINVAL;
-	compute_layout(chan->cfg, chan->subbuf_size, chan->num_subbuf, &l);
+	grb__layout(chan->cfg, chan->subbuf_size, chan->num_subbuf, &l);
 	mem->nr_bufs = chan->nr_bufs;
 	mem->subbufs_per_buf = l.nr_phys;
 	mem->data_bytes = (uint64_t)chan->nr_bufs * l.nr_phys *

@@ -94,6 +94,40 @@ int grb__live_prefix(struct grb_buf *buf, uint64_t pos, uint64_t *size,
  */
 int grb__reader_unget(struct grb_buf *buf);
 
+/* src/channel.c: the parts of a buffer's mapping (grb/impl/layout.h). */
+struct grb_layout {
+	uint64_t off_hot, off_cold, off_ids, off_meta, off_data, map_size;
+	uint64_t nr_phys;
+};
+void grb__layout(const struct grb_config *cfg, uint64_t subbuf_size,
+		 uint64_t num_subbuf, struct grb_layout *l);
+/* The geometry limits of grb_channel_create(): 0 or -EINVAL. */
+int grb__check_geometry(const struct grb_config *cfg, uint64_t subbuf_size,
+			uint64_t num_subbuf);
+/* Buffers a channel of this configuration has: possible CPUs, or 1. */
+unsigned int grb__nr_bufs(const struct grb_config *cfg);
+/* Fill the process handle of the mapping at mem from its description d
+ * (a copy checked by the caller, when another process made it). */
+void grb__buf_bind(struct grb_buf *buf, void *mem,
+		   const struct grb_buf_shm *d, struct grb_channel *chan);
+/* A channel with its handle arrays, no buffer mapped yet. */
+int grb__channel_alloc(const struct grb_config *cfg, const char *name,
+		       uint64_t subbuf_size, uint64_t num_subbuf,
+		       unsigned int nr_bufs, struct grb_channel **out);
+/*
+ * Create a channel on checked arguments: anonymous memory (fds NULL), or
+ * the shared files fds[] (one per buffer, each sized to the layout's
+ * map_size), which the channel then owns, also on failure.
+ */
+int grb__channel_create(const struct grb_config *cfg,
+			const struct grb_channel_attr *attr, int *fds,
+			struct grb_channel **out);
+/* Unmap and free; see src/channel.c for the callbacks it runs. */
+void grb__channel_free(struct grb_channel *chan, unsigned int created);
+
+/* src/shm.c: the owner of a channel in files removes them at destroy. */
+void grb__shm_remove(const struct grb_channel *chan);
+
 /* src/cpu.c */
 int grb__possible_cpus(void);
 

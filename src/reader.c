@@ -133,6 +133,8 @@ static int get_next_overwrite(struct grb_buf *buf)
 		}
 		/* The swapped-out sub-buffer is ours whatever happens next. */
 		shm->reader_id = (uint64_t)phys;
+		if ((uint64_t)phys >= buf->nr_phys)
+			return -EBADMSG;        /* a corrupt id: see below */
 		GRB_HOOK(GRB_HOOK_GET_SWAPPED);
 		/* Claim: the same CAS writers use to push the reader, so the
 		 * records are counted either read here or overwritten there. */
@@ -154,8 +156,11 @@ int grb_reader_get_next(struct grb_buf *buf)
 		return ret;
 	if (buf->shm->held != GRB_HELD_NONE)
 		return -EBUSY;
-	if (buf->chan->cfg->mode == GRB_MODE_OVERWRITE)
+	if (buf->chan->cfg->mode == GRB_MODE_OVERWRITE) {
+		if (buf->shm->reader_id >= buf->nr_phys)
+			return -EBADMSG;
 		return get_next_overwrite(buf);
+	}
 	/* Discard mode: only the reader moves consumed, so it reads back
 	 * its own store. */
 	c = grb_load_relaxed(&buf->shm->consumed);
@@ -178,7 +183,8 @@ int grb_reader_put_next(struct grb_buf *buf)
 		return -EPERM;
 	GRB_HOOK(GRB_HOOK_PUT_BEFORE);
 	if (buf->chan->cfg->mode == GRB_MODE_DISCARD) {
-		add_read(shm, buf->meta[shm->held_phys].records);
+		if (shm->held_phys < buf->nr_phys)     /* see _held() */
+			add_read(shm, buf->meta[shm->held_phys].records);
 		/* Release: our reads are done before writers reuse the
 		 * sub-buffer; pairs with the acquire in grb__subbuf_free(). */
 		grb_store_release(&shm->consumed,
@@ -245,6 +251,10 @@ int grb_reader_get_subbuf(struct grb_buf *buf, uint64_t pos)
 	if (phys < 0)
 		return (int64_t)(pos - grb_load_acquire(&shm->consumed)) < 0 ?
 			-ESTALE : -EAGAIN;
+	if ((uint64_t)phys >= buf->nr_phys) {
+		shm->reader_id = (uint64_t)phys;
+		return -EBADMSG;        /* a corrupt id (grb/shm.h) */
+	}
 	/* reader_id keeps naming the spare we left in the ring, so that
 	 * put can swap back. */
 	hold(buf, GRB_HELD_POS, pos, (uint64_t)phys);
@@ -275,7 +285,7 @@ int grb_reader_put_subbuf(struct grb_buf *buf)
 int grb_reader_held(const struct grb_buf *buf, struct grb_reader_subbuf *sb)
 {
 	const struct grb_subbuf_meta *meta;
-	uint64_t page;
+	uint64_t page, phys, size;
 	int ret = reader_check(buf);
 
 	if (ret)
@@ -284,14 +294,26 @@ int grb_reader_held(const struct grb_buf *buf, struct grb_reader_subbuf *sb)
 		return -EINVAL;
 	if (buf->shm->held == GRB_HELD_NONE)
 		return -EPERM;
-	meta = &buf->meta[buf->shm->held_phys];
+	/*
+	 * The mapping may be shared with processes this one does not trust
+	 * (grb/shm.h): the index and the size read from it are checked
+	 * before they address anything.  One read of each: a later change
+	 * cannot undo the check.
+	 */
+	phys = buf->shm->held_phys;
+	if (phys >= buf->nr_phys)
+		return -EBADMSG;
+	meta = &buf->meta[phys];
+	size = meta->data_size;
+	if (size > buf->subbuf_size)
+		return -EBADMSG;
 	page = grb__page_size();
 	sb->pos = buf->shm->held_pos;
 	sb->seq = meta->seq;
-	sb->data_size = meta->data_size;
-	sb->padded_size = (meta->data_size + page - 1) & ~(page - 1);
+	sb->data_size = size;
+	sb->padded_size = (size + page - 1) & ~(page - 1);
 	sb->records = meta->records;
-	sb->data = buf->data + (buf->shm->held_phys << buf->subbuf_order);
+	sb->data = buf->data + (phys << buf->subbuf_order);
 	sb->ts_begin = meta->ts_begin;
 	sb->ts_end = meta->ts_end;
 	sb->lost_open = meta->lost_open;

@@ -66,8 +66,8 @@ static int buf_ready(struct grb_buf *buf, uint64_t n, uint64_t bytes_end)
 	uint64_t p = c, live;
 	uint64_t i;
 
-	if (n > shm->num_subbuf)
-		n = shm->num_subbuf;
+	if (n > buf->buf_size >> buf->subbuf_order)
+		n = buf->buf_size >> buf->subbuf_order;
 	for (i = 0; i < n; i++, p += buf->subbuf_size) {
 		/* Pairs with the store of cc_sb in grb__deliver(). */
 		if (!grb__delivered(buf,

@@ -9,12 +9,18 @@
 #include "tclient.h"
 
 static _Atomic uint64_t tc_clock_value;
+static _Atomic uint64_t *tc_clock_word = &tc_clock_value;
 
 /* A clock that always moves, in steps that overflow 16 bits every ~66
  * reads, so both compressed and full timestamps occur. */
 static uint64_t tc_clock(void)
 {
-	return atomic_fetch_add(&tc_clock_value, 997) + 997;
+	return atomic_fetch_add(tc_clock_word, 997) + 997;
+}
+
+void tc_clock_share(_Atomic uint64_t *word)
+{
+	tc_clock_word = word ? word : &tc_clock_value;
 }
 
 static size_t tc_record_header_size(const struct grb_config *cfg,

@@ -53,6 +53,14 @@ struct tc_header {
 };
 
 const struct grb_config *tc_config(int variant);
+
+/*
+ * Make the test clock count in @word (NULL: back to its own), e.g. a word
+ * in memory shared by writer processes, whose records must then share
+ * one clock for timestamps to rise in position order.  Before any writer
+ * starts.
+ */
+void tc_clock_share(_Atomic uint64_t *word);
 const char *tc_variant_name(int variant);
 
 /*

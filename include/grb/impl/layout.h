@@ -44,7 +44,10 @@ extern "C" {
 
 /* "grbBUF01" in little-endian byte order, first word of every buffer. */
 #define GRB_SHM_MAGIC   UINT64_C(0x3130465542627267)
-#define GRB_SHM_VERSION 3u
+#define GRB_SHM_VERSION 4u
+
+/* Bytes of grb_buf_shm.client, the NUL included (grb/shm.h). */
+#define GRB_SHM_CLIENT_BYTES 32
 
 /*
  * Sub-buffer id word: which physical sub-buffer a ring slot (or the
@@ -190,6 +193,19 @@ struct grb_buf_shm {
 	grb_atomic_u64 wake_delivered;  /* wake at a delivery ending here */
 	grb_atomic_u64 wake_seq;        /* futex word (its low 32 bits) */
 	grb_atomic_u64 chan_wake_seq;   /* buffer 0 only: the channel's */
+
+	/*
+	 * Identity, written once at creation and checked by a process that
+	 * attaches (src/shm.c): the client's name and the configuration
+	 * fields the layout and the record format depend on, the number of
+	 * buffers of the channel and this buffer's index among them.
+	 */
+	GRB_ALIGNAS(GRB_CACHELINE) char client[GRB_SHM_CLIENT_BYTES];
+	uint32_t alloc;                 /* enum grb_alloc */
+	uint32_t timestamp_bits;
+	uint64_t header_size;           /* the client's sub-buffer header */
+	uint32_t nr_bufs;
+	uint32_t buf_index;
 };
 
 struct grb_channel;
@@ -209,7 +225,18 @@ struct grb_buf {
 	unsigned int nsb_order;         /* log2(num_subbuf) */
 	int cpu;                        /* -1 for a per-channel buffer */
 	struct grb_channel *chan;
+	/* Local copies of the description, so that nothing another process
+	 * writes into the mapping later changes what this one bounds-checks
+	 * against or unmaps. */
+	uint64_t nr_phys;
+	uint64_t map_size;
 };
+
+/* grb_channel.shared: where the buffers live, and this process's role. */
+#define GRB_CHAN_PRIVATE  0u    /* anonymous memory of this process */
+#define GRB_CHAN_OWNER    1u    /* shared, created here */
+#define GRB_CHAN_READER   2u    /* shared, attached as the reader */
+#define GRB_CHAN_WRITER   3u    /* shared, attached as a writer */
 
 struct grb_channel {
 	const struct grb_config *cfg;
@@ -223,6 +250,10 @@ struct grb_channel {
 	uint64_t *tick_pos;             /* per buffer: position at the last
 					   grb_channel_tick() */
 	char name[64];
+	unsigned int shared;            /* GRB_CHAN_* */
+	int gid;                        /* the group that may attach, or -1 */
+	int *shm_fds;                   /* one per buffer when shared */
+	char *shm_dir;                  /* owner with files: their directory */
 };
 
 #ifdef __cplusplus
