@@ -482,13 +482,30 @@ int grb_channel_recv(int sock, const struct grb_config *cfg,
 		     const char *client, enum grb_attach_role role,
 		     struct grb_channel **out)
 {
+	unsigned int nr, i;
+	int *fds, ret;
+
+	if (!out || !cfg || !client)
+		return -EINVAL;
+	ret = grb_channel_recv_fds(sock, &fds, &nr);
+	if (ret)
+		return ret;
+	ret = grb_channel_attach(cfg, client, fds, nr, role, out);
+	for (i = 0; i < nr; i++)
+		close(fds[i]);
+	free(fds);
+	return ret;
+}
+
+int grb_channel_recv_fds(int sock, int **out, unsigned int *nr)
+{
 	struct send_header h;
 	struct ucred cred;
 	unsigned int got = 0, i, k;
 	int *fds = NULL, ret;
 	char one;
 
-	if (!out || !cfg || !client)
+	if (!out || !nr)
 		return -EINVAL;
 	ret = peer_cred(sock, &cred);
 	if (ret)
@@ -512,9 +529,11 @@ int grb_channel_recv(int sock, const struct grb_config *cfg,
 		if (!ret && got != i + k)
 			ret = -EBADMSG;
 	}
-	if (!ret)
-		ret = grb_channel_attach(cfg, client, fds, h.nr_bufs, role,
-					 out);
+	if (!ret) {
+		*out = fds;
+		*nr = h.nr_bufs;
+		return 0;
+	}
 	while (got-- > 0)
 		close(fds[got]);
 	free(fds);

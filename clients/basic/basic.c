@@ -8,6 +8,7 @@
 #include <time.h>
 
 #include "basic_internal.h"
+#include "grb/shm.h"
 
 static uint64_t basic_clock(void)
 {
@@ -96,8 +97,37 @@ const struct grb_config *grb__basic_config(enum grb_alloc alloc,
 			      (mode == GRB_MODE_DISCARD) * 2 + (compress != 0)];
 }
 
+const struct grb_config *grb_basic_config(enum grb_alloc alloc,
+					  enum grb_mode mode,
+					  int compress_timestamps)
+{
+	if ((alloc != GRB_ALLOC_PER_CPU && alloc != GRB_ALLOC_PER_CHANNEL) ||
+	    (mode != GRB_MODE_OVERWRITE && mode != GRB_MODE_DISCARD))
+		return NULL;
+	return grb__basic_config(alloc, mode, compress_timestamps);
+}
+
+static int basic_create(const struct grb_basic_attr *attr,
+			const struct grb_shm_attr *sattr, int shared,
+			struct grb_basic **out);
+
 int grb_basic_create(const struct grb_basic_attr *attr, struct grb_basic **out)
 {
+	return basic_create(attr, NULL, 0, out);
+}
+
+int grb_basic_create_shared(const struct grb_basic_attr *attr,
+			    const struct grb_shm_attr *sattr,
+			    struct grb_basic **out)
+{
+	return basic_create(attr, sattr, 1, out);
+}
+
+static int basic_create(const struct grb_basic_attr *attr,
+			const struct grb_shm_attr *sattr, int shared,
+			struct grb_basic **out)
+{
+	struct grb_shm_attr sa = { GRB_BASIC_CLIENT, NULL, -1 };
 	struct grb_channel_attr cattr;
 	struct grb_basic *b;
 	unsigned int i;
@@ -120,7 +150,12 @@ int grb_basic_create(const struct grb_basic_attr *attr, struct grb_basic **out)
 	cattr.subbuf_size = attr->subbuf_size;
 	cattr.num_subbuf = attr->num_subbuf;
 	cattr.priv = b;
-	ret = grb_channel_create(b->cfg, &cattr, &b->chan);
+	if (shared && sattr) {
+		sa.dir = sattr->dir;
+		sa.gid = sattr->gid;
+	}
+	ret = shared ? grb_channel_create_shared(b->cfg, &cattr, &sa, &b->chan)
+		: grb_channel_create(b->cfg, &cattr, &b->chan);
 	if (ret)
 		goto fail;
 	b->cursors = (struct grb_basic_cursor *)calloc(
@@ -131,10 +166,12 @@ int grb_basic_create(const struct grb_basic_attr *attr, struct grb_basic **out)
 	}
 	for (i = 0; i < grb_channel_nr_bufs(b->chan); i++) {
 		b->cursors[i].live_pos = UINT64_MAX;
-		ret = grb_reader_open(grb_channel_buf(b->chan, i));
+		/* A shared channel's reader is the consumer's. */
+		ret = shared ? 0 : grb_reader_open(grb_channel_buf(b->chan, i));
 		if (ret)
 			goto fail;
 	}
+	b->external_reader = shared;
 	*out = b;
 	return 0;
 fail:

@@ -68,6 +68,36 @@ struct grb_basic_subbuf_header {
  */
 GRB_API int grb_basic_create(const struct grb_basic_attr *attr, struct grb_basic **out);
 
+/* The client name of basic channels in shared memory (grb/shm.h). */
+#define GRB_BASIC_CLIENT "grb-basic"
+
+struct grb_shm_attr;
+
+/**
+ * grb_basic_create_shared - grb_basic_create() with the buffers in shared
+ * memory (grb/shm.h), for a consumer in another process.
+ * @sattr: where and for whom, as grb_channel_create_shared(); NULL for
+ *         owner-only memfds.  Its client name is ignored: basic channels
+ *         are GRB_BASIC_CLIENT.
+ *
+ * The channel's readers are not opened: the consumer opens them.  Hand
+ * the channel over with grb_channel_send(grb_basic_channel(b), sock).
+ * Return: as grb_basic_create() and grb_channel_create_shared().
+ */
+GRB_API int grb_basic_create_shared(const struct grb_basic_attr *attr,
+				    const struct grb_shm_attr *sattr,
+				    struct grb_basic **out);
+
+/**
+ * grb_basic_config - the configuration of basic channels with these
+ * attributes, for a process that attaches to one (grb_channel_attach()).
+ * Return: the configuration (static), or NULL for an invalid @alloc or
+ * @mode.
+ */
+GRB_API const struct grb_config *grb_basic_config(enum grb_alloc alloc,
+						  enum grb_mode mode,
+						  int compress_timestamps);
+
 /** grb_basic_destroy - finalize (if needed) and free.  NULL is a no-op. */
 GRB_API void grb_basic_destroy(struct grb_basic *b);
 

@@ -193,6 +193,18 @@ GRB_API int grb_channel_recv(int sock, const struct grb_config *cfg,
 			     struct grb_channel **out);
 
 /**
+ * grb_channel_recv_fds - receive what grb_channel_send() sent, without
+ * attaching: for a consumer that picks the configuration itself (trying
+ * grb_channel_attach() with each it knows until one is not -EPROTOTYPE).
+ * @sock: the connected UNIX stream socket.
+ * @fds: receives a malloc()ed array of the descriptors, in buffer order;
+ *       the caller closes each and frees the array.
+ * @nr: receives their count.
+ * Return: 0, or as grb_channel_recv() (nothing to free then).
+ */
+GRB_API int grb_channel_recv_fds(int sock, int **fds, unsigned int *nr);
+
+/**
  * grb_channel_shm_fd - the descriptor of buffer @i of a shared channel,
  * owned by the channel (do not close it).
  * Return: the descriptor, or -EINVAL for NULL, an index out of range or a

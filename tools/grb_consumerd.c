@@ -1,0 +1,501 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * tools/grb_consumerd.c - grb-consumerd: drain basic channels that other
+ * processes write in shared memory (grb/shm.h) into stream files.
+ *
+ * One thread per channel waits on the channel's futex (grb_channel_wait),
+ * splices every delivered sub-buffer into OUTDIR/NAME/stream_I (one file
+ * per buffer, readable with grb-read), and runs the flush timer from this
+ * side (grb_channel_tick on the shared mapping), so a quiet producer's
+ * records still come out.  The main thread accepts producers on a UNIX
+ * socket, notices when one goes away (its connection ends: exit, crash or
+ * SIGKILL alike), handles SIGINT/SIGTERM and prints progress.
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <fcntl.h>
+#include <getopt.h>
+#include <poll.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/un.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "grb/basic.h"
+#include "grb/grb.h"
+
+#define MAX_CHANS 64
+
+static const char usage[] =
+"NAME\n"
+"    grb-consumerd - drain shared-memory basic channels into stream files\n"
+"\n"
+"SYNOPSIS\n"
+"    grb-consumerd [-t MS] [-n N] [-q] -l SOCKET OUTDIR\n"
+"    grb-consumerd [-t MS] [-q] -a DIR/NAME OUTDIR\n"
+"\n"
+"DESCRIPTION\n"
+"    Attaches as the reader to basic channels created in shared memory by\n"
+"    other processes (grb_basic_create_shared, grb/shm.h) and writes each\n"
+"    delivered sub-buffer, header included, to OUTDIR/NAME/stream_I, one\n"
+"    file per buffer, with splice(2).  grb-read prints those files.\n"
+"\n"
+"    Every period it flushes sub-buffers that stayed open a whole period,\n"
+"    from its side of the shared mapping, so records of a quiet producer\n"
+"    come out within two periods.  When a producer goes away (exits, or\n"
+"    is killed) it flushes and drains that producer's channel, prints\n"
+"    its counts and detaches.  On SIGINT or SIGTERM it does the same for\n"
+"    every channel and exits.\n"
+"\n"
+"OPTIONS\n"
+"    -l, --listen SOCKET  accept producers on the UNIX socket SOCKET (made\n"
+"                         0600; removed at exit).  Each connection sends\n"
+"                         one channel with grb_channel_send() and keeps\n"
+"                         the connection open while it writes.\n"
+"    -a, --attach DIR/NAME attach to the files of the channel NAME that\n"
+"                         a producer created under DIR; ends when the\n"
+"                         producer finalizes it, or on a signal.\n"
+"    -n, --count N        with --listen, exit once N producers have come\n"
+"                         and gone (default: run until a signal).\n"
+"    -t, --tick MS        flush period in milliseconds (default 100).\n"
+"    -q, --quiet          no progress line on the terminal.\n"
+"    -h, --help           this text.\n"
+"\n"
+"OUTPUT\n"
+"    On a terminal, a progress line every second: records read, bytes\n"
+"    written, records lost (full, wrap, big, nesting, overwritten) and the\n"
+"    rate.  At the end of each channel, a summary line on stdout:\n"
+"      channel NAME: R records read, B bytes, lost full=F wrap=W big=G\n"
+"      nesting=N overwritten=O\n"
+"\n"
+"EXIT STATUS\n"
+"    0 when every channel was drained; 1 on an error (printed).\n"
+"\n"
+"LIMITS\n"
+"    A producer killed between reserve and commit leaves its sub-buffer\n"
+"    incomplete; grb does not recover it yet, so that sub-buffer and the\n"
+"    buffer's later laps are missing from the output (counted as lost by\n"
+"    the writers).\n";
+
+struct chan_state {
+	struct grb_channel *chan;
+	char name[64];
+	char dir[4096];
+	int conn;                       /* the producer's connection, or -1 */
+	int *out;                       /* one stream file per buffer */
+	uint64_t bytes;
+	_Atomic uint64_t bytes_shown;
+	_Atomic int gone;               /* producer gone, or a signal */
+	_Atomic int finished;           /* the thread is done */
+	int joined;
+	pthread_t tid;
+};
+
+static struct chan_state *chans[MAX_CHANS];
+static unsigned int nchans;
+static uint64_t tick_ns = 100 * 1000000ull;
+static volatile sig_atomic_t stop;
+static int quiet;
+static const char *outdir;
+
+static void on_signal(int sig)
+{
+	(void)sig;
+	stop = 1;
+}
+
+static int64_t now_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
+}
+
+/* Splice what is delivered now from every buffer.  Return: 0, or the
+ * first error other than "nothing there". */
+static int drain(struct chan_state *cs)
+{
+	unsigned int i, n = grb_channel_nr_bufs(cs->chan);
+	uint64_t b;
+	int ret, err = 0;
+
+	for (i = 0; i < n; i++) {
+		ret = grb_buf_splice(grb_channel_buf(cs->chan, i), cs->out[i],
+				     NULL, 0, &b);
+		cs->bytes += b;
+		if (ret && ret != -ENODATA && !err)
+			err = ret;
+	}
+	atomic_store(&cs->bytes_shown, cs->bytes);
+	return err;
+}
+
+static void *consume(void *arg)
+{
+	struct chan_state *cs = (struct chan_state *)arg;
+	struct grb_watermark wm = { 1, 0 };
+	int64_t next_tick = now_ns() + (int64_t)tick_ns, left;
+	int ret;
+
+	for (;;) {
+		/* Set by the main thread: producer gone, or a signal (the
+		 * handler's flag is the main thread's alone). */
+		if (atomic_load(&cs->gone))
+			break;
+		left = next_tick - now_ns();
+		ret = grb_channel_wait(cs->chan, &wm, left > 0 ? left : 0);
+		if (ret == -ENODATA)
+			break;          /* finalized and drained */
+		if (drain(cs))
+			break;
+		if (now_ns() >= next_tick) {
+			grb_channel_tick(cs->chan, GRB_TICK_FLUSH);
+			next_tick = now_ns() + (int64_t)tick_ns;
+		}
+	}
+	/* The producer is gone or we were asked to stop: close what is open
+	 * from this side and take everything out. */
+	grb_channel_flush(cs->chan, GRB_FLUSH_ACTIVE);
+	if (drain(cs)) {
+		fprintf(stderr, "grb-consumerd: %s: writing: %s\n", cs->name,
+			strerror(errno));
+	}
+	atomic_store(&cs->finished, 1);
+	return NULL;
+}
+
+static void print_counts(FILE *f, const struct chan_state *cs,
+			 const char *prefix)
+{
+	struct grb_buf_stats st;
+
+	grb_channel_get_stats(cs->chan, &st);
+	fprintf(f, "%schannel %s: %llu records read, %llu bytes, lost full=%llu"
+		" wrap=%llu big=%llu nesting=%llu overwritten=%llu\n", prefix,
+		cs->name, (unsigned long long)st.read,
+		(unsigned long long)atomic_load(&cs->bytes_shown),
+		(unsigned long long)st.lost_full,
+		(unsigned long long)st.lost_wrap,
+		(unsigned long long)st.lost_big,
+		(unsigned long long)st.lost_nesting,
+		(unsigned long long)st.overwritten);
+}
+
+/* The basic configuration these descriptors were made with. */
+static int attach_basic(const int *fds, unsigned int nr,
+			struct grb_channel **chan)
+{
+	static const enum grb_alloc allocs[] = { GRB_ALLOC_PER_CPU,
+						 GRB_ALLOC_PER_CHANNEL };
+	static const enum grb_mode modes[] = { GRB_MODE_DISCARD,
+					       GRB_MODE_OVERWRITE };
+	int a, m, c, ret = -EPROTOTYPE;
+
+	for (a = 0; a < 2 && ret == -EPROTOTYPE; a++)
+		for (m = 0; m < 2 && ret == -EPROTOTYPE; m++)
+			for (c = 0; c < 2 && ret == -EPROTOTYPE; c++)
+				ret = grb_channel_attach(
+					grb_basic_config(allocs[a], modes[m], c),
+					GRB_BASIC_CLIENT, fds, nr,
+					GRB_ATTACH_READER, chan);
+	return ret;
+}
+
+static int start_channel(struct grb_channel *chan, const char *name,
+			 int conn)
+{
+	struct chan_state *cs;
+	unsigned int i, n = grb_channel_nr_bufs(chan);
+	char path[4200];
+	int ret;
+
+	if (nchans == MAX_CHANS) {
+		fprintf(stderr, "grb-consumerd: more than %d channels\n",
+			MAX_CHANS);
+		return -ENOSPC;
+	}
+	cs = (struct chan_state *)calloc(1, sizeof(*cs));
+	if (!cs)
+		return -ENOMEM;
+	cs->chan = chan;
+	cs->conn = conn;
+	snprintf(cs->name, sizeof(cs->name), "%s", name);
+	snprintf(cs->dir, sizeof(cs->dir), "%s/%s", outdir, name);
+	if (mkdir(cs->dir, 0700) < 0 && errno != EEXIST) {
+		ret = -errno;
+		goto fail;
+	}
+	cs->out = (int *)calloc(n, sizeof(int));
+	if (!cs->out) {
+		ret = -ENOMEM;
+		goto fail;
+	}
+	for (i = 0; i < n; i++) {
+		ret = grb_reader_open(grb_channel_buf(chan, i));
+		if (ret)
+			goto fail;
+		snprintf(path, sizeof(path), "%s/stream_%u", cs->dir, i);
+		cs->out[i] = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC,
+				  0600);
+		if (cs->out[i] < 0) {
+			ret = -errno;
+			goto fail;
+		}
+	}
+	ret = pthread_create(&cs->tid, NULL, consume, cs);
+	if (ret) {
+		ret = -ret;
+		goto fail;
+	}
+	chans[nchans++] = cs;
+	return 0;
+fail:
+	fprintf(stderr, "grb-consumerd: %s: %s\n", name, grb_strerror(ret));
+	free(cs->out);
+	free(cs);
+	return ret;
+}
+
+static void finish_channel(struct chan_state *cs)
+{
+	unsigned int i;
+
+	pthread_join(cs->tid, NULL);
+	cs->joined = 1;
+	print_counts(stdout, cs, "");
+	fflush(stdout);
+	for (i = 0; i < grb_channel_nr_bufs(cs->chan); i++)
+		close(cs->out[i]);
+	if (cs->conn >= 0)
+		close(cs->conn);
+	grb_channel_destroy(cs->chan);
+}
+
+static void accept_producer(int lsock, unsigned int *seen)
+{
+	struct grb_channel *chan;
+	unsigned int nr, i;
+	char name[64];
+	int conn, *fds, ret;
+
+	conn = accept4(lsock, NULL, NULL, SOCK_CLOEXEC);
+	if (conn < 0)
+		return;
+	ret = grb_channel_recv_fds(conn, &fds, &nr);
+	if (!ret) {
+		ret = attach_basic(fds, nr, &chan);
+		for (i = 0; i < nr; i++)
+			close(fds[i]);
+		free(fds);
+	}
+	if (ret) {
+		fprintf(stderr, "grb-consumerd: a producer's channel: %s\n",
+			grb_strerror(ret));
+		close(conn);
+		return;
+	}
+	snprintf(name, sizeof(name), "chan%u", (*seen)++);
+	if (start_channel(chan, name, conn)) {
+		grb_channel_destroy(chan);
+		close(conn);
+	}
+}
+
+static void progress(int64_t *last_t, uint64_t *last_read)
+{
+	struct grb_buf_stats st, sum;
+	uint64_t bytes = 0;
+	unsigned int i;
+	int64_t t = now_ns();
+	double rate;
+
+	if (quiet || !isatty(STDERR_FILENO) || t - *last_t < 1000000000)
+		return;
+	memset(&sum, 0, sizeof(sum));
+	for (i = 0; i < nchans; i++) {
+		if (chans[i]->joined)
+			continue;
+		grb_channel_get_stats(chans[i]->chan, &st);
+		sum.read += st.read;
+		sum.lost_full += st.lost_full;
+		sum.lost_wrap += st.lost_wrap;
+		sum.lost_big += st.lost_big;
+		sum.lost_nesting += st.lost_nesting;
+		sum.overwritten += st.overwritten;
+		bytes += atomic_load(&chans[i]->bytes_shown);
+	}
+	rate = (double)(sum.read - *last_read) * 1e9 / (double)(t - *last_t);
+	fprintf(stderr, "\r%llu records, %llu bytes, lost %llu/%llu/%llu/%llu/"
+		"%llu (full/wrap/big/nesting/overwritten), %.0f records/s   ",
+		(unsigned long long)sum.read, (unsigned long long)bytes,
+		(unsigned long long)sum.lost_full,
+		(unsigned long long)sum.lost_wrap,
+		(unsigned long long)sum.lost_big,
+		(unsigned long long)sum.lost_nesting,
+		(unsigned long long)sum.overwritten, rate);
+	*last_t = t;
+	*last_read = sum.read;
+}
+
+int main(int argc, char **argv)
+{
+	static const struct option opts[] = {
+		{ "listen", required_argument, NULL, 'l' },
+		{ "attach", required_argument, NULL, 'a' },
+		{ "count", required_argument, NULL, 'n' },
+		{ "tick", required_argument, NULL, 't' },
+		{ "quiet", no_argument, NULL, 'q' },
+		{ "help", no_argument, NULL, 'h' },
+		{ NULL, 0, NULL, 0 },
+	};
+	const char *listen_path = NULL, *attach = NULL;
+	struct sockaddr_un sa;
+	struct sigaction act;
+	struct pollfd pfd[MAX_CHANS + 1];
+	unsigned int seen = 0, count = 0, gone = 0, i, np;
+	uint64_t last_read = 0;
+	int64_t last_t = now_ns();
+	int lsock = -1, c, status = 0;
+	char buf[1];
+
+	while ((c = getopt_long(argc, argv, "l:a:n:t:qh", opts, NULL)) != -1) {
+		switch (c) {
+		case 'l': listen_path = optarg; break;
+		case 'a': attach = optarg; break;
+		case 'n': count = (unsigned int)strtoul(optarg, NULL, 10); break;
+		case 't': tick_ns = strtoull(optarg, NULL, 10) * 1000000ull;
+			  break;
+		case 'q': quiet = 1; break;
+		case 'h': fputs(usage, stdout); return 0;
+		default: fputs(usage, stderr); return 1;
+		}
+	}
+	if (optind != argc - 1 || !listen_path == !attach || tick_ns == 0) {
+		fputs(usage, stderr);
+		return 1;
+	}
+	outdir = argv[optind];
+	if (mkdir(outdir, 0700) < 0 && errno != EEXIST) {
+		fprintf(stderr, "grb-consumerd: %s: %s\n", outdir,
+			strerror(errno));
+		return 1;
+	}
+	memset(&act, 0, sizeof(act));
+	act.sa_handler = on_signal;
+	sigaction(SIGINT, &act, NULL);
+	sigaction(SIGTERM, &act, NULL);
+	signal(SIGPIPE, SIG_IGN);
+
+	if (attach) {
+		char dir[4096], *slash;
+		struct grb_channel *chan = NULL;
+		int ret = -EPROTOTYPE, a, m, k;
+
+		snprintf(dir, sizeof(dir), "%s", attach);
+		slash = strrchr(dir, '/');
+		if (!slash) {
+			fputs(usage, stderr);
+			return 1;
+		}
+		*slash = 0;
+		for (a = 0; a < 2 && ret == -EPROTOTYPE; a++)
+			for (m = 0; m < 2 && ret == -EPROTOTYPE; m++)
+				for (k = 0; k < 2 && ret == -EPROTOTYPE; k++)
+					ret = grb_channel_attach_dir(
+						grb_basic_config(
+						    a ? GRB_ALLOC_PER_CHANNEL :
+							GRB_ALLOC_PER_CPU,
+						    m ? GRB_MODE_OVERWRITE :
+							GRB_MODE_DISCARD, k),
+						GRB_BASIC_CLIENT, dir,
+						slash + 1, GRB_ATTACH_READER,
+						&chan);
+		if (ret) {
+			fprintf(stderr, "grb-consumerd: %s: %s\n", attach,
+				grb_strerror(ret));
+			return 1;
+		}
+		if (start_channel(chan, slash + 1, -1)) {
+			grb_channel_destroy(chan);
+			return 1;
+		}
+	} else {
+		memset(&sa, 0, sizeof(sa));
+		sa.sun_family = AF_UNIX;
+		if (strlen(listen_path) >= sizeof(sa.sun_path)) {
+			fprintf(stderr, "grb-consumerd: socket path too long\n");
+			return 1;
+		}
+		strcpy(sa.sun_path, listen_path);
+		lsock = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+		if (lsock < 0 || (fchmod(lsock, 0600), 0) ||
+		    bind(lsock, (struct sockaddr *)&sa, sizeof(sa)) < 0 ||
+		    chmod(listen_path, 0600) < 0 || listen(lsock, 16) < 0) {
+			fprintf(stderr, "grb-consumerd: %s: %s\n", listen_path,
+				strerror(errno));
+			return 1;
+		}
+	}
+
+	while (!stop) {
+		np = 0;
+		if (lsock >= 0)
+			pfd[np++] = (struct pollfd){ lsock, POLLIN, 0 };
+		for (i = 0; i < nchans; i++)
+			if (!chans[i]->joined && chans[i]->conn >= 0)
+				pfd[np++] = (struct pollfd){ chans[i]->conn,
+							     POLLIN, 0 };
+		poll(pfd, np, 200);
+		if (lsock >= 0 && (pfd[0].revents & POLLIN))
+			accept_producer(lsock, &seen);
+		/* A producer's connection that ends (EOF or error) or a
+		 * channel that finished on its own (finalized). */
+		for (i = 0; i < nchans; i++) {
+			struct chan_state *cs = chans[i];
+
+			if (cs->joined)
+				continue;
+			if (cs->conn >= 0 && recv(cs->conn, buf, 1,
+						  MSG_DONTWAIT) != -1)
+				atomic_store(&cs->gone, 1);
+			else if (cs->conn >= 0 && errno != EAGAIN &&
+				 errno != EWOULDBLOCK)
+				atomic_store(&cs->gone, 1);
+			if (atomic_load(&cs->finished)) {
+				if (!quiet && isatty(STDERR_FILENO))
+					fputc('\n', stderr);
+				finish_channel(cs);
+				gone++;
+			}
+		}
+		if (attach && gone == nchans)
+			break;
+		if (count && gone >= count)
+			break;
+		progress(&last_t, &last_read);
+	}
+	/* Signal, or done: every channel left flushes and drains. */
+	for (i = 0; i < nchans; i++) {
+		if (chans[i]->joined)
+			continue;
+		atomic_store(&chans[i]->gone, 1);
+		finish_channel(chans[i]);
+	}
+	if (lsock >= 0) {
+		close(lsock);
+		unlink(listen_path);
+	}
+	for (i = 0; i < nchans; i++) {
+		free(chans[i]->out);
+		free(chans[i]);
+	}
+	return status;
+}
