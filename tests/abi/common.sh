@@ -38,17 +38,23 @@ abi_dump() {
 # grb_rflag).  Version numbers (GRB_VERSION_*) change with every release
 # and GRB_HAVE_* with the platform; neither is ABI, so both are left out.
 abi_constants() {
-  local inc=$1 cc=$2 work=$3 name names=() structs=() prog
+  local inc=$1 cc=$2 work=$3 name names=() strs=() structs=() prog
   local pre='#include <grb/grb.h>
 #include <grb/basic.h>'
   while read -r name; do
     case $name in GRB_VERSION_*|GRB_HAVE_*) continue ;; esac
-    # An integer constant expression, or an attribute, a keyword, a
-    # string: only the first kind compiles here.
-    printf '%s\n_Static_assert((%s) == (%s), "integer");\n' \
-      "$pre" "$name" "$name" >"$work/isint.c"
+    # An integer constant expression, a string (a client name written into
+    # shared memory: ABI too, compared by its text), or an attribute, a
+    # keyword: only the first two kinds compile here.
+    printf '%s\n_Static_assert(_Generic((%s), char *: 0, default: 1) && (%s) == (%s), "integer");\n' \
+      "$pre" "$name" "$name" "$name" >"$work/isint.c"
     if "$cc" -std=c11 -fsyntax-only -I"$inc" "$work/isint.c" 2>/dev/null; then
       names+=("$name")
+      continue
+    fi
+    printf '%s\nstatic const char s[] = %s;\n' "$pre" "$name" >"$work/isint.c"
+    if "$cc" -std=c11 -fsyntax-only -I"$inc" "$work/isint.c" 2>/dev/null; then
+      strs+=("$name")
     fi
   done < <({
       grep -rhoE '^#[[:space:]]*define[[:space:]]+GRB_[A-Za-z0-9_]+[[:space:]]' "$inc/grb"
@@ -70,6 +76,9 @@ abi_constants() {
     for name in "${names[@]}"; do
       printf '\tprintf("%%s 0x%%llx\\n", "%s", (unsigned long long)(%s));\n' \
         "$name" "$name"
+    done
+    for name in "${strs[@]}"; do
+      printf '\tprintf("%%s \\"%%s\\"\\n", "%s", %s);\n' "$name" "$name"
     done
     for name in "${structs[@]}"; do
       printf '\tprintf("sizeof(struct %s) 0x%%zx\\n", sizeof(struct %s));\n' \
