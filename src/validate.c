@@ -43,18 +43,20 @@ static int check_ids(const struct grb_buf *buf, uint64_t offset, char *msg,
 		     size_t cap)
 {
 	const struct grb_buf_shm *shm = buf->shm;
-	uint64_t n = shm->num_subbuf, i, id, idx, reader, lap;
-	uint64_t produced = grb__subbuf_trunc(buf, offset);
-	unsigned char *used = calloc(shm->nr_phys, 1);
+	/* The process's own copies of the geometry (the mapping may be
+	 * shared with a process that damaged it: grb/shm.h). */
+	uint64_t n = buf->buf_size >> buf->subbuf_order, i, id, idx, reader;
+	uint64_t produced = grb__subbuf_trunc(buf, offset), lap;
+	unsigned char *used = calloc(buf->nr_phys, 1);
 	int ret = 0;
 
 	if (!used)
 		return broken(msg, cap, "out of memory");
 	/* In overwrite mode the reader owns one physical sub-buffer: the one
 	 * pinned by get_subbuf, else its spare. */
-	if (shm->mode == GRB_MODE_OVERWRITE) {
+	if (buf->chan->cfg->mode == GRB_MODE_OVERWRITE) {
 		reader = grb__ow_reader_phys(shm);
-		if (reader >= shm->nr_phys) {
+		if (reader >= buf->nr_phys) {
 			ret = broken(msg, cap, "reader holds index %llu",
 				     (unsigned long long)reader);
 			goto out;
@@ -64,15 +66,15 @@ static int check_ids(const struct grb_buf *buf, uint64_t offset, char *msg,
 	for (i = 0; i < n && !ret; i++) {
 		id = grb_load_relaxed(&buf->ids[i]);
 		idx = id & GRB_ID_INDEX_MASK;
-		if (shm->mode == GRB_MODE_DISCARD && id != i)
+		if (buf->chan->cfg->mode == GRB_MODE_DISCARD && id != i)
 			ret = broken(msg, cap, "discard slot %llu has id %llx",
 				     (unsigned long long)i,
 				     (unsigned long long)id);
-		else if (idx >= shm->nr_phys || used[idx]++)
+		else if (idx >= buf->nr_phys || used[idx]++)
 			ret = broken(msg, cap, "slot %llu: index %llu reused",
 				     (unsigned long long)i,
 				     (unsigned long long)idx);
-		else if (shm->mode == GRB_MODE_OVERWRITE &&
+		else if (buf->chan->cfg->mode == GRB_MODE_OVERWRITE &&
 			 expected_bytes(buf, i, offset) >= buf->subbuf_size &&
 			 !(grb__subbuf_offset(buf, offset) &&
 			   grb__slot(buf, offset) == i)) {
@@ -107,8 +109,9 @@ int grb_buf_validate(const struct grb_buf *buf, char *msg, size_t cap)
 	if (shm->magic != GRB_SHM_MAGIC || shm->version != GRB_SHM_VERSION)
 		return broken(msg, cap, "bad magic or version");
 	if (shm->subbuf_size != buf->subbuf_size ||
-	    shm->nr_phys != shm->num_subbuf +
-	    (shm->mode == GRB_MODE_OVERWRITE))
+	    shm->num_subbuf != buf->buf_size >> buf->subbuf_order ||
+	    shm->nr_phys != buf->nr_phys ||
+	    shm->mode != (uint32_t)buf->chan->cfg->mode)
 		return broken(msg, cap, "geometry mismatch");
 	offset = grb_load_relaxed(&shm->offset);
 	consumed = grb_load_relaxed(&shm->consumed);
@@ -118,7 +121,7 @@ int grb_buf_validate(const struct grb_buf *buf, char *msg, size_t cap)
 		return broken(msg, cap, "consumed %llu vs produced %llu",
 			      (unsigned long long)consumed,
 			      (unsigned long long)produced);
-	for (i = 0; i < shm->num_subbuf; i++) {
+	for (i = 0; i < buf->buf_size >> buf->subbuf_order; i++) {
 		cc = grb_load_relaxed(&buf->hot[i].cc);
 		cc_sb = grb_load_relaxed(&buf->cold[i].cc_sb);
 		exp = expected_bytes(buf, i, offset);

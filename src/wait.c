@@ -77,7 +77,7 @@ static int buf_ready(struct grb_buf *buf, uint64_t n, uint64_t bytes_end)
 	}
 	if (i == n || (bytes_end != UINT64_MAX && p >= bytes_end))
 		return 1;
-	if (bytes_end != UINT64_MAX && shm->mode == GRB_MODE_DISCARD &&
+	if (bytes_end != UINT64_MAX && buf->chan->cfg->mode == GRB_MODE_DISCARD &&
 	    grb__live_prefix(buf, p, &live, NULL) == 0 && p + live >= bytes_end)
 		return 1;
 	/* Finalized bit before the position: pairs with finalize's RMW. */

@@ -443,6 +443,7 @@ static void test_corrupt(void)
 	struct grb_channel *chan, *att;
 	struct grb_reader_subbuf sb;
 	struct grb_buf *own, *rd;
+	char msg[128];
 	int fd;
 
 	/* Discard mode: a data size beyond the sub-buffer. */
@@ -462,6 +463,12 @@ static void test_corrupt(void)
 	own->meta[own->shm->held_phys].data_size = sb.data_size;
 	own->shm->held_phys = 1000;
 	CHECK_EQ(grb_reader_held(rd, &sb), -EBADMSG);
+	/* The validator trusts its own copy of the geometry, not the
+	 * mapping's: a huge count is a report, not a walk off the end. */
+	own->shm->num_subbuf = own->shm->nr_phys = UINT64_C(1) << 28;
+	CHECK_EQ(grb_buf_validate(rd, msg, sizeof(msg)), -EUCLEAN);
+	CHECK(strstr(msg, "geometry") != NULL);
+	own->shm->num_subbuf = own->shm->nr_phys = 4;
 	grb_channel_destroy(att);
 	grb_channel_destroy(chan);
 
