@@ -7,7 +7,8 @@
 #     finalizes, the consumer sees the connection end, flushes from its
 #     side and drains;
 #  3. two producers at once, and the consumer stopped by SIGTERM while
-#     the second still holds its connection.
+#     the second still holds its connection;
+#  4. stream files that cannot be written: exit status 1 and the error.
 # Each time the consumer must exit 0 and print a summary per channel, and
 # grb-read of the stream files must print exactly the records the producer
 # says it wrote, none twice; the summary's count must agree.
@@ -90,5 +91,21 @@ for k in 0 1; do
   check_channel "$out/chan$k" "$written"
 done
 [ ! -e "$sock" ] || fail "the socket was not removed"
+
+# 4. Output that cannot be written (every stream file is /dev/full): the
+#    consumer reports the error and exits 1.
+out=$work/out-full sock=$work/sock-full
+mkdir -p "$out/chan0"
+for i in $(seq 0 255); do ln -s /dev/full "$out/chan0/stream_$i"; done
+"$consumerd" -q -n 1 -t 20 -l "$sock" "$out" >"$work/c.txt" 2>"$work/c.err" &
+cpid=$!
+wait_socket "$sock"
+"$producer" "$sock" 2 20000 discard >"$work/p.txt" 2>&1 || fail "producer failed"
+rc=0
+wait "$cpid" || rc=$?
+cpid=
+[ "$rc" -eq 1 ] || fail "a write error must exit 1 (status $rc)"
+grep -q "writing: .*space" "$work/c.err" ||
+  fail "no write error reported: $(cat "$work/c.err")"
 "$consumerd" --help | grep -q "^SYNOPSIS" || fail "--help"
 echo "check_consumerd: exit, SIGKILL and SIGTERM cases drained every record"

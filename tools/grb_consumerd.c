@@ -91,6 +91,7 @@ struct chan_state {
 	int conn;                       /* the producer's connection, or -1 */
 	int *out;                       /* one stream file per buffer */
 	uint64_t bytes;
+	int err;                        /* the consumer thread's first error */
 	_Atomic uint64_t bytes_shown;
 	_Atomic int gone;               /* producer gone, or a signal */
 	_Atomic int finished;           /* the thread is done */
@@ -154,7 +155,8 @@ static void *consume(void *arg)
 		ret = grb_channel_wait(cs->chan, &wm, left > 0 ? left : 0);
 		if (ret == -ENODATA)
 			break;          /* finalized and drained */
-		if (drain(cs))
+		cs->err = drain(cs);
+		if (cs->err)
 			break;
 		if (now_ns() >= next_tick) {
 			grb_channel_tick(cs->chan, GRB_TICK_FLUSH);
@@ -164,10 +166,12 @@ static void *consume(void *arg)
 	/* The producer is gone or we were asked to stop: close what is open
 	 * from this side and take everything out. */
 	grb_channel_flush(cs->chan, GRB_FLUSH_ACTIVE);
-	if (drain(cs)) {
+	ret = drain(cs);
+	if (!cs->err)
+		cs->err = ret;
+	if (cs->err)
 		fprintf(stderr, "grb-consumerd: %s: writing: %s\n", cs->name,
-			strerror(errno));
-	}
+			strerror(-cs->err));
 	atomic_store(&cs->finished, 1);
 	return NULL;
 }
@@ -264,7 +268,9 @@ fail:
 	return ret;
 }
 
-static void finish_channel(struct chan_state *cs)
+/* Join the channel's thread, print its counts, let it go.
+ * Return: the thread's error (0 when it drained everything). */
+static int finish_channel(struct chan_state *cs)
 {
 	unsigned int i;
 
@@ -277,6 +283,7 @@ static void finish_channel(struct chan_state *cs)
 	if (cs->conn >= 0)
 		close(cs->conn);
 	grb_channel_destroy(cs->chan);
+	return cs->err;
 }
 
 static void accept_producer(int lsock, unsigned int *seen)
@@ -436,8 +443,7 @@ int main(int argc, char **argv)
 		}
 		strcpy(sa.sun_path, listen_path);
 		lsock = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
-		if (lsock < 0 || (fchmod(lsock, 0600), 0) ||
-		    bind(lsock, (struct sockaddr *)&sa, sizeof(sa)) < 0 ||
+		if (lsock < 0 || bind(lsock, (struct sockaddr *)&sa, sizeof(sa)) < 0 ||
 		    chmod(listen_path, 0600) < 0 || listen(lsock, 16) < 0) {
 			fprintf(stderr, "grb-consumerd: %s: %s\n", listen_path,
 				strerror(errno));
@@ -472,7 +478,8 @@ int main(int argc, char **argv)
 			if (atomic_load(&cs->finished)) {
 				if (!quiet && isatty(STDERR_FILENO))
 					fputc('\n', stderr);
-				finish_channel(cs);
+				if (finish_channel(cs))
+					status = 1;
 				gone++;
 			}
 		}
@@ -487,7 +494,8 @@ int main(int argc, char **argv)
 		if (chans[i]->joined)
 			continue;
 		atomic_store(&chans[i]->gone, 1);
-		finish_channel(chans[i]);
+		if (finish_channel(chans[i]))
+			status = 1;
 	}
 	if (lsock >= 0) {
 		close(lsock);
