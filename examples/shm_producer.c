@@ -5,12 +5,14 @@
  * socket, then written by several threads.
  *
  *   shm_producer SOCKET THREADS RECORDS [discard|overwrite] [--hold MS]
- *                [--kill]
+ *                [--kill | --kill-reserved]
  *
  * Prints "written N" (records the writers committed), then destroys the
  * channel, which finalizes it; the consumer drains what is left.  --hold
  * keeps the connection open MS milliseconds after writing;
- * --kill ends the process with SIGKILL instead of exiting.
+ * --kill ends the process with SIGKILL instead of exiting;
+ * --kill-reserved does so while it holds a reservation it never commits,
+ * which the consumer recovers from (grb/recover.h).
  */
 #define _DEFAULT_SOURCE      /* usleep() */
 #include <pthread.h>
@@ -54,11 +56,13 @@ int main(int argc, char **argv)
 	pthread_t tid[64];
 	unsigned long threads, i;
 	long hold = 0;
+	struct grb_basic_wctx w;
 	int sock, kill_self = 0, ret;
 
 	if (argc < 4) {
 		fprintf(stderr, "usage: %s SOCKET THREADS RECORDS "
-			"[discard|overwrite] [--hold MS] [--kill]\n", argv[0]);
+			"[discard|overwrite] [--hold MS] [--kill | "
+			"--kill-reserved]\n", argv[0]);
 		return 2;
 	}
 	threads = strtoul(argv[2], NULL, 10);
@@ -68,6 +72,8 @@ int main(int argc, char **argv)
 			attr.mode = GRB_MODE_OVERWRITE;
 		else if (!strcmp(argv[i], "--kill"))
 			kill_self = 1;
+		else if (!strcmp(argv[i], "--kill-reserved"))
+			kill_self = 2;
 		else if (!strcmp(argv[i], "--hold") && i + 1 < (unsigned long)argc)
 			hold = strtol(argv[++i], NULL, 10);
 	}
@@ -99,6 +105,10 @@ int main(int argc, char **argv)
 	fflush(stdout);
 	if (hold)
 		usleep((useconds_t)hold * 1000);
+	/* Die between reserve and commit: the record is never written, its
+	 * sub-buffer never completed but by the consumer's recovery. */
+	if (kill_self == 2 && grb_basic_reserve(b, 24, &w) == 0)
+		memset(w.data, 0xee, 24);
 	if (kill_self)
 		raise(SIGKILL);
 	/* Destroy finalizes the channel: the consumer drains it to the end

@@ -9,6 +9,10 @@
 
 #include "engine.h"
 #include "grb/align.h"
+#include "grb/impl/journal.h"
+
+/* Source of grb_buf.jkey. */
+static grb_atomic_u64 grb__jkey_next;
 
 int grb_config_check(const struct grb_config *cfg)
 {
@@ -47,7 +51,7 @@ int grb__check_geometry(const struct grb_config *cfg, uint64_t sb, uint64_t n)
 }
 
 void grb__layout(const struct grb_config *cfg, uint64_t sb, uint64_t n,
-		 struct grb_layout *l)
+		 uint64_t nr_jslots, struct grb_layout *l)
 {
 	uint64_t page = grb__page_size();
 
@@ -57,9 +61,12 @@ void grb__layout(const struct grb_config *cfg, uint64_t sb, uint64_t n,
 	l->off_ids = l->off_cold + n * sizeof(struct grb_commit_cold);
 	l->off_meta = grb_align(l->off_ids + n * sizeof(grb_atomic_u64),
 				GRB_CACHELINE);
-	l->off_data = grb_align(l->off_meta +
-				l->nr_phys * sizeof(struct grb_subbuf_meta),
-				page);
+	l->off_journal = grb_align(l->off_meta +
+				   l->nr_phys * sizeof(struct grb_subbuf_meta),
+				   GRB_CACHELINE);
+	l->nr_jslots = nr_jslots;
+	l->off_data = grb_align(l->off_journal +
+				nr_jslots * sizeof(struct grb_jslot), page);
 	l->map_size = l->off_data + l->nr_phys * sb;
 }
 
@@ -83,6 +90,12 @@ void grb__buf_bind(struct grb_buf *buf, void *mem,
 	buf->nr_phys = d->nr_phys;
 	buf->map_size = d->map_size;
 	buf->chan = chan;
+	buf->nr_jslots = d->nr_jslots;
+	buf->journal = d->nr_jslots ?
+		(struct grb_jslot *)(void *)(base + d->off_journal) : NULL;
+	buf->stuck_pos = UINT64_MAX;
+	/* Relaxed: a unique number is all it needs to be. */
+	buf->jkey = grb_fetch_add_relaxed(&grb__jkey_next, 1) + 1;
 }
 
 /*
@@ -99,7 +112,8 @@ static int buf_map(struct grb_channel *chan, unsigned int i, int fd)
 	uint64_t k;
 	void *mem;
 
-	grb__layout(cfg, chan->subbuf_size, chan->num_subbuf, &l);
+	grb__layout(cfg, chan->subbuf_size, chan->num_subbuf,
+		    fd < 0 ? 0 : GRB_JOURNAL_SLOTS, &l);
 	if (fd < 0)
 		mem = mmap(NULL, l.map_size, PROT_READ | PROT_WRITE,
 			   MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
@@ -122,6 +136,8 @@ static int buf_map(struct grb_channel *chan, unsigned int i, int fd)
 	shm->off_ids = l.off_ids;
 	shm->off_meta = l.off_meta;
 	shm->off_data = l.off_data;
+	shm->off_journal = l.off_journal;
+	shm->nr_jslots = l.nr_jslots;
 	shm->alloc = (uint32_t)cfg->alloc;
 	shm->timestamp_bits = cfg->timestamp_bits;
 	shm->header_size = grb__subbuf_header_size(cfg);
@@ -419,6 +435,8 @@ int grb_buf_get_stats(const struct grb_buf *buf, struct grb_buf_stats *st)
 	st->discarded = grb_load_relaxed(&shm->records_discarded);
 	st->produced = grb_load_relaxed(&shm->offset);
 	st->consumed = grb_load_relaxed(&shm->consumed);
+	st->lost_dead = grb_load_relaxed(&shm->lost_dead);
+	st->recovered = grb_load_relaxed(&shm->subbufs_recovered);
 	return 0;
 }
 
@@ -442,6 +460,8 @@ int grb_channel_get_stats(const struct grb_channel *chan, struct grb_buf_stats *
 		st->discarded += one.discarded;
 		st->produced += one.produced;
 		st->consumed += one.consumed;
+		st->lost_dead += one.lost_dead;
+		st->recovered += one.recovered;
 	}
 	return 0;
 }
@@ -452,7 +472,8 @@ int grb_channel_memory(const struct grb_channel *chan, struct grb_memory *mem)
 
 	if (!chan || !mem)
 		return -EINVAL;
-	grb__layout(chan->cfg, chan->subbuf_size, chan->num_subbuf, &l);
+	grb__layout(chan->cfg, chan->subbuf_size, chan->num_subbuf,
+		    chan->shared ? GRB_JOURNAL_SLOTS : 0, &l);
 	mem->nr_bufs = chan->nr_bufs;
 	mem->subbufs_per_buf = l.nr_phys;
 	mem->data_bytes = (uint64_t)chan->nr_bufs * l.nr_phys *

@@ -73,16 +73,30 @@ void grb__deliver(const struct grb_config *cfg, struct grb_buf *buf,
 				   &info);
 	}
 	GRB_HOOK(GRB_HOOK_DELIVER_META);
-	/* A statistic (grb_buf_get_stats()); the release of cc_sb below
-	 * orders it before anyone who sees this lap delivered. */
-	grb_fetch_add_relaxed(&shm->records_delivered, records);
+	/*
+	 * Statistics (grb_buf_get_stats()); the release of cc_sb below
+	 * orders them before anyone who sees this lap delivered.  Once per
+	 * lap: a recoverer may run this again after a writer died in it
+	 * (src/recover.c).  Relaxed: only this lap's deliverer, or a
+	 * recoverer after its death, touches `counted`.
+	 */
+	if (grb_load_relaxed(&cold->counted) != sb_pos + 1) {
+		grb_fetch_add_relaxed(&shm->records_delivered, records);
+		grb_fetch_add_relaxed(&shm->subbufs_delivered, 1);
+		grb_store_relaxed(&cold->counted, sb_pos + 1);
+	}
 	/* Pairs with the acquire in grb__push_reader(). */
 	grb_store_release(&cold->records_lap, records);
 	/* Let the reader swap the sub-buffer out (overwrite mode). */
 	if (cfg->mode == GRB_MODE_OVERWRITE)
 		grb__ow_publish(buf, slot, phys, pos);
 	GRB_HOOK(GRB_HOOK_DELIVER_PUBLISH);
-	grb_fetch_add_relaxed(&shm->subbufs_delivered, 1);
+	grb__deliver_publish(buf, slot, cc);
+}
+
+/* The end of a delivery: the reader and writers may now see the lap. */
+void grb__deliver_publish(struct grb_buf *buf, uint64_t slot, uint64_t cc)
+{
 	/*
 	 * Publish: pairs with the acquire loads of cc_sb in the reader and
 	 * in grb__subbuf_free().  seq_cst, with the load of `waiting`: the
@@ -91,7 +105,7 @@ void grb__deliver(const struct grb_config *cfg, struct grb_buf *buf,
 	 * and load rather than a fence: ThreadSanitizer does not model
 	 * fences.)
 	 */
-	grb_store_seq_cst(&cold->cc_sb, cc);
-	if (grb_load_seq_cst(&shm->waiting))
+	grb_store_seq_cst(&buf->cold[slot].cc_sb, cc);
+	if (grb_load_seq_cst(&buf->shm->waiting))
 		grb__wake(buf);
 }

@@ -55,6 +55,9 @@ void grb__end_old(const struct grb_config *cfg, struct grb_buf *buf,
 /* src/deliver.c: exported, the inline commit calls it. */
 GRB_API void grb__deliver(const struct grb_config *cfg, struct grb_buf *buf,
 			  uint64_t cc, uint64_t pos);
+/* Its last step, publishing cc_sb, alone: for a recoverer finishing an
+ * overwrite-mode delivery whose id was already published. */
+void grb__deliver_publish(struct grb_buf *buf, uint64_t slot, uint64_t cc);
 
 /*
  * src/overwrite.c: the overwrite-mode protocol.  push and clear_noref are
@@ -97,10 +100,12 @@ int grb__reader_unget(struct grb_buf *buf);
 /* src/channel.c: the parts of a buffer's mapping (grb/impl/layout.h). */
 struct grb_layout {
 	uint64_t off_hot, off_cold, off_ids, off_meta, off_data, map_size;
-	uint64_t nr_phys;
+	uint64_t nr_phys, off_journal, nr_jslots;
 };
+/* nr_jslots: GRB_JOURNAL_SLOTS for a shared buffer, 0 for a private one. */
 void grb__layout(const struct grb_config *cfg, uint64_t subbuf_size,
-		 uint64_t num_subbuf, struct grb_layout *l);
+		 uint64_t num_subbuf, uint64_t nr_jslots,
+		 struct grb_layout *l);
 /* The geometry limits of grb_channel_create(): 0 or -EINVAL. */
 int grb__check_geometry(const struct grb_config *cfg, uint64_t subbuf_size,
 			uint64_t num_subbuf);

@@ -166,12 +166,26 @@ static int fill(struct grb_buf_iter *it)
 int grb__buf_iter_peek(struct grb_buf_iter *it, struct grb_iter_record *r)
 {
 	const struct grb_config *cfg = it->buf->chan->cfg;
-	int ret = fill(it);
+	int ret;
 
+again:
+	ret = fill(it);
 	if (ret)
 		return ret;
 	ret = cfg->cb.record_decode(cfg, it->sb.data, it->next,
 				    it->sb.data_size, &r->rec);
+	if (ret == 0 && (r->rec.rflags & GRB_RFLAG_PADDING) &&
+	    r->rec.next > it->next && r->rec.next <= it->sb.data_size) {
+		/* A dead writer's bytes (grb/recover.h): not a record.  The
+		 * records after the sub-buffer's first one compress their
+		 * timestamps against it: the opener's, ts_begin. */
+		it->next = r->rec.next;
+		if (it->prev_ts == 0)
+			it->prev_ts = it->sb.ts_begin;
+		if (it->live)
+			it->live_next = r->rec.next;
+		goto again;
+	}
 	if (ret || r->rec.next <= it->next || r->rec.next > it->sb.data_size) {
 		/* Nothing says where the next record starts: skip the rest
 		 * of the sub-buffer, its records counted as lost. */

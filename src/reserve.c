@@ -24,6 +24,19 @@ int grb__reserve_refused_nesting(struct grb_channel *chan, int cpu)
 }
 
 /*
+ * A shared buffer's reservation that found no journal entry: the thread
+ * has no slot (GRB_JOURNAL_SLOTS threads already write to the buffer) or
+ * every entry of its slot is in use.  Counted with the nesting refusals:
+ * both are a thread holding more than the bound allows.
+ */
+int grb__reserve_refused_journal(struct grb_buf *buf)
+{
+	grb__nesting_undo();
+	grb_fetch_add_relaxed(&buf->shm->lost_nesting, 1);
+	return -EBUSY;
+}
+
+/*
  * Count a reservation refused by grb__subbuf_free().  Loss counters are
  * statistics: one atomic add each, relaxed (grb__deliver() says what a
  * sub-buffer header's running count includes).
@@ -137,6 +150,10 @@ int grb__reserve_slow(const struct grb_config *cfg, struct grb_buf *buf,
 				goto fail;
 			}
 		}
+		/* The whole range the CAS claims: padding of the sub-buffer
+		 * it closes, header of the one it opens, the record. */
+		if (ctx->jent)
+			grb__journal_tentative(ctx->jent, old, p.begin, p.end);
 		GRB_HOOK(GRB_HOOK_SLOW_CHECKED);
 		/* Same pairing as the fast path's CAS. */
 		if (grb_cas_acq_rel(&shm->offset, &old, p.end))
@@ -146,8 +163,13 @@ int grb__reserve_slow(const struct grb_config *cfg, struct grb_buf *buf,
 	grb__save_timestamp(cfg, buf, ctx->timestamp);
 	grb__ctx_fill(buf, ctx, p.begin, p.end, pre,
 		      apply(cfg, buf, ctx, &p, old));
+	/* Padding and header committed: only the record is left. */
+	if (ctx->jent)
+		grb__journal_set(ctx->jent, GRB_J_OWNED);
 	return 0;
 fail:
+	if (ctx->jent)
+		grb__journal_free(ctx->jent);
 	grb__nesting_undo();
 	return ret;
 }

@@ -13,6 +13,7 @@
 #include <sys/stat.h>
 
 #include "engine.h"
+#include "grb/impl/journal.h"
 #include "grb/shm.h"
 
 /* The header grb_channel_send() writes before the descriptors. */
@@ -137,7 +138,8 @@ int grb_channel_create_shared(const struct grb_config *cfg,
 	nr = grb__nr_bufs(cfg);
 	if (nr > GRB_SHM_MAX_BUFS)
 		return -EINVAL;
-	grb__layout(cfg, attr->subbuf_size, attr->num_subbuf, &l);
+	grb__layout(cfg, attr->subbuf_size, attr->num_subbuf,
+		    GRB_JOURNAL_SLOTS, &l);
 	fds = (int *)malloc(nr * sizeof(*fds));
 	if (!fds)
 		return -ENOMEM;
@@ -208,8 +210,10 @@ static int read_desc(int fd, unsigned int i, unsigned int nr,
 		return -EPROTOTYPE;
 	if (grb__check_geometry(cfg, d->subbuf_size, d->num_subbuf))
 		return -EBADMSG;
-	grb__layout(cfg, d->subbuf_size, d->num_subbuf, &l);
+	grb__layout(cfg, d->subbuf_size, d->num_subbuf, GRB_JOURNAL_SLOTS,
+		    &l);
 	if (d->nr_phys != l.nr_phys || d->off_hot != l.off_hot ||
+	    d->off_journal != l.off_journal || d->nr_jslots != l.nr_jslots ||
 	    d->off_cold != l.off_cold || d->off_ids != l.off_ids ||
 	    d->off_meta != l.off_meta || d->off_data != l.off_data ||
 	    d->map_size != l.map_size ||

@@ -123,14 +123,20 @@ int grb__discard(const struct grb_config *cfg, struct grb_ctx *ctx)
 
 	if (grb__subbuf_offset(buf, end) != 0) {
 		next = grb__subbuf_trunc(buf, end) + buf->subbuf_size;
+		/* The close this CAS may claim, journaled before it. */
+		if (ctx->jent)
+			grb_store_relaxed(&ctx->jent->xend, next);
 		/*
 		 * Only while the slot is the last reservation.  acq_rel, as
 		 * the flush CAS: later writers' acquire CAS on the position
 		 * then also orders the bytes this writer already stored in
 		 * the slot before anything they do.
 		 */
-		if (!grb_cas_acq_rel(&buf->shm->offset, &end, next))
+		if (!grb_cas_acq_rel(&buf->shm->offset, &end, next)) {
+			if (ctx->jent)
+				grb_store_relaxed(&ctx->jent->xend, 0);
 			return -EBUSY;
+		}
 	}
 	/*
 	 * Now this reservation closes the sub-buffer: either its CAS just
@@ -142,9 +148,13 @@ int grb__discard(const struct grb_config *cfg, struct grb_ctx *ctx)
 		       grb__subbuf_offset(buf, ctx->pre_offset), ctx->timestamp);
 	GRB_HOOK(GRB_HOOK_DISCARD_CLOSED);
 	grb_fetch_add_relaxed(&buf->shm->records_discarded, 1);
+	if (ctx->jent)
+		grb__journal_set(ctx->jent, GRB_J_COMMITTING);
 	/* The slot and the padding after it, with no record. */
 	grb__commit_bytes(cfg, buf, ctx->end - 1,
 			  ctx->slot_size + (next - ctx->end));
+	if (ctx->jent)
+		grb__journal_free(ctx->jent);
 	grb__nesting_exit(ctx->owner);
 	return 0;
 }
@@ -153,6 +163,7 @@ int grb_buf_flush(struct grb_buf *buf, enum grb_flush how)
 {
 	const struct grb_config *cfg;
 	uint64_t old, next, ts = 0, phys;
+	struct grb_jentry *je = NULL;
 	unsigned int rflags = 0;
 	size_t hdr;
 	int ret, empty;
@@ -161,6 +172,12 @@ int grb_buf_flush(struct grb_buf *buf, enum grb_flush how)
 		return -EINVAL;
 	cfg = buf->chan->cfg;
 	hdr = grb__subbuf_header_size(cfg);
+	/* A flush moves the position too: journaled as a reservation. */
+	if (buf->journal) {
+		je = grb__journal_take(buf);
+		if (!je)
+			return -EBUSY;
+	}
 	for (;;) {
 		/* A guess the CAS checks. */
 		old = grb_load_relaxed(&buf->shm->offset);
@@ -169,8 +186,10 @@ int grb_buf_flush(struct grb_buf *buf, enum grb_flush how)
 		if (!empty) {
 			next = grb__subbuf_trunc(buf, old) + buf->subbuf_size;
 		} else {
-			if (how == GRB_FLUSH_ACTIVE)
-				return -ENODATA;
+			if (how == GRB_FLUSH_ACTIVE) {
+				ret = -ENODATA;
+				goto out;
+			}
 			/* A flush is not a record: no loss is counted. */
 			ret = grb__subbuf_free(cfg, buf, old);
 			if (ret) {
@@ -178,19 +197,28 @@ int grb_buf_flush(struct grb_buf *buf, enum grb_flush how)
 				 * CAS that moved the position. */
 				if (grb_load_acquire(&buf->shm->offset) != old)
 					continue;
-				return ret;
+				goto out;
 			}
 			next = old + buf->subbuf_size;
 		}
+		/*
+		 * Journaled as padding, with no record ([next, next)), and
+		 * left TENTATIVE to the end: a dead flush's one commit may or
+		 * may not have happened, which is what TENTATIVE says.
+		 */
+		if (je)
+			grb__journal_tentative(je, old, next, next);
 		GRB_HOOK(GRB_HOOK_FLUSH_LOADED);
 		/* Same pairing as the reserve CAS. */
 		if (grb_cas_acq_rel(&buf->shm->offset, &old, next))
 			break;
 	}
+	ret = 0;
 	if (!empty) {
 		grb__end_old(cfg, buf, old, ts);
-		return 0;
+		goto out;
 	}
+
 	/* A header-only sub-buffer, opened and closed at once. */
 	if (cfg->mode == GRB_MODE_OVERWRITE)
 		phys = grb__overwrite_enter(buf, old);
@@ -199,7 +227,10 @@ int grb_buf_flush(struct grb_buf *buf, enum grb_flush how)
 	grb__set_close(buf, old, hdr, ts);
 	grb__begin_new(cfg, buf, old, phys, ts);
 	grb__commit_bytes(cfg, buf, old, buf->subbuf_size);
-	return 0;
+out:
+	if (je)
+		grb__journal_free(je);
+	return ret;
 }
 
 int grb_channel_flush(struct grb_channel *chan, enum grb_flush how)

@@ -5,7 +5,9 @@
 #  1. the producer exits (its destroy finalizes the channel);
 #  2. the producer kills itself with SIGKILL after writing: nothing
 #     finalizes, the consumer sees the connection end, flushes from its
-#     side and drains;
+#     side and drains; and again while it holds a reservation it never
+#     commits: the consumer recovers that sub-buffer (grb/recover.h) and
+#     the dead record is not in the output;
 #  3. two producers at once, and the consumer stopped by SIGTERM while
 #     the second still holds its connection;
 #  4. stream files that cannot be written: exit status 1 and the error.
@@ -25,7 +27,7 @@ trap cleanup EXIT
 fail() { echo "check_consumerd: $*" >&2; exit 1; }
 
 wait_socket() {
-  for _ in $(seq 100); do [ -S "$1" ] && return 0; sleep 0.05; done
+  for _ in $(seq 400); do [ -S "$1" ] && return 0; sleep 0.05; done
   fail "no socket $1"
 }
 
@@ -47,16 +49,16 @@ summary_read() {   # the consumer's "N records read" for channel $2
 }
 
 # 1 and 2: one producer each, the consumer exits after it.
-for how in exit kill; do
+for how in exit kill kill-reserved; do
   out=$work/out-$how sock=$work/sock-$how
   "$consumerd" -q -n 1 -t 20 -l "$sock" "$out" >"$work/c.txt" 2>"$work/c.err" &
   cpid=$!
   wait_socket "$sock"
   extra=
-  [ "$how" = kill ] && extra=--kill
+  [ "$how" != exit ] && extra=--$how
   rc=0
   "$producer" "$sock" 4 40000 discard $extra >"$work/p.txt" 2>&1 || rc=$?
-  if [ "$how" = kill ]; then
+  if [ "$how" != exit ]; then
     [ "$rc" -eq 137 ] || fail "the producer was to die by SIGKILL (status $rc)"
   else
     [ "$rc" -eq 0 ] || fail "producer failed: $(cat "$work/p.txt")"
@@ -68,6 +70,10 @@ for how in exit kill; do
   [ "$(summary_read "$work/c.txt" chan0)" = "$written" ] ||
     fail "$how: the summary says '$(cat "$work/c.txt")', the producer wrote $written"
   check_channel "$out/chan0" "$written"
+  if [ "$how" = kill-reserved ]; then
+    grep -q " dead=1, [1-9][0-9]* sub-buffers recovered" "$work/c.txt" ||
+      fail "kill-reserved: no recovery in the summary: $(cat "$work/c.txt")"
+  fi
 done
 
 # 3: two producers; the second holds its connection; SIGTERM ends it all.

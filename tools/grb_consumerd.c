@@ -38,8 +38,8 @@ static const char usage[] =
 "    grb-consumerd - drain shared-memory basic channels into stream files\n"
 "\n"
 "SYNOPSIS\n"
-"    grb-consumerd [-t MS] [-n N] [-q] -l SOCKET OUTDIR\n"
-"    grb-consumerd [-t MS] [-q] -a DIR/NAME OUTDIR\n"
+"    grb-consumerd [-t MS] [-r MS] [-n N] [-q] -l SOCKET OUTDIR\n"
+"    grb-consumerd [-t MS] [-r MS] [-q] -a DIR/NAME OUTDIR\n"
 "\n"
 "DESCRIPTION\n"
 "    Attaches as the reader to basic channels created in shared memory by\n"
@@ -54,6 +54,14 @@ static const char usage[] =
 "    its counts and detaches.  On SIGINT or SIGTERM it does the same for\n"
 "    every channel and exits.\n"
 "\n"
+"    A writer process killed between reserve and commit leaves its\n"
+"    sub-buffer incomplete.  Every period, a sub-buffer that has stayed\n"
+"    incomplete for the recovery deadline and whose unfinished writers\n"
+"    are all dead is completed (grb_channel_recover(), grb/recover.h):\n"
+"    the dead records become padding that grb-read skips, counted as\n"
+"    dead, and the stream goes on.  When a producer goes away, its\n"
+"    channel is recovered at once before the last drain.\n"
+"\n"
 "OPTIONS\n"
 "    -l, --listen SOCKET  accept producers on the UNIX socket SOCKET (made\n"
 "                         0600; removed at exit).  Each connection sends\n"
@@ -65,24 +73,20 @@ static const char usage[] =
 "    -n, --count N        with --listen, exit once N producers have come\n"
 "                         and gone (default: run until a signal).\n"
 "    -t, --tick MS        flush period in milliseconds (default 100).\n"
+"    -r, --recover-after MS  recovery deadline in milliseconds (default\n"
+"                         1000; 0: as soon as the writers are dead).\n"
 "    -q, --quiet          no progress line on the terminal.\n"
 "    -h, --help           this text.\n"
 "\n"
 "OUTPUT\n"
 "    On a terminal, a progress line every second: records read, bytes\n"
-"    written, records lost (full, wrap, big, nesting, overwritten) and the\n"
-"    rate.  At the end of each channel, a summary line on stdout:\n"
+"    written, records lost (full, wrap, big, nesting, overwritten, dead)\n"
+"    and the rate.  At the end of each channel, a summary line on stdout:\n"
 "      channel NAME: R records read, B bytes, lost full=F wrap=W big=G\n"
-"      nesting=N overwritten=O\n"
+"      nesting=N overwritten=O dead=D, S sub-buffers recovered\n"
 "\n"
 "EXIT STATUS\n"
-"    0 when every channel was drained; 1 on an error (printed).\n"
-"\n"
-"LIMITS\n"
-"    A producer killed between reserve and commit leaves its sub-buffer\n"
-"    incomplete; grb does not recover it yet, so that sub-buffer and the\n"
-"    buffer's later laps are missing from the output (counted as lost by\n"
-"    the writers).\n";
+"    0 when every channel was drained; 1 on an error (printed).\n";
 
 struct chan_state {
 	struct grb_channel *chan;
@@ -102,6 +106,7 @@ struct chan_state {
 static struct chan_state *chans[MAX_CHANS];
 static unsigned int nchans;
 static uint64_t tick_ns = 100 * 1000000ull;
+static uint64_t recover_ns = 1000 * 1000000ull;
 static volatile sig_atomic_t stop;
 static int quiet;
 static const char *outdir;
@@ -139,6 +144,33 @@ static int drain(struct chan_state *cs)
 	return err;
 }
 
+/*
+ * After the producer went away: complete what dead writers left.  Its
+ * socket closes while the kernel tears the process down, a moment before
+ * the process counts as dead (a zombie), so a sub-buffer it left is
+ * retried for up to two seconds; one a live writer (another process)
+ * still holds is left to it.  Each recovery may unblock the next
+ * sub-buffer, and what was recovered is drained as it comes.
+ */
+static void settle(struct chan_state *cs)
+{
+	struct grb_recover_info info;
+	int64_t end = now_ns() + 2000000000;
+	int ret;
+
+	for (;;) {
+		ret = grb_channel_recover(cs->chan, 0, &info);
+		if (ret < 0 || (ret == 0 && info.waiting == 0))
+			return;
+		if (ret == 0 && now_ns() >= end)
+			return;
+		if (ret == 0)
+			usleep(10000);
+		if (drain(cs))
+			return;
+	}
+}
+
 static void *consume(void *arg)
 {
 	struct chan_state *cs = (struct chan_state *)arg;
@@ -160,12 +192,19 @@ static void *consume(void *arg)
 			break;
 		if (now_ns() >= next_tick) {
 			grb_channel_tick(cs->chan, GRB_TICK_FLUSH);
+			grb_channel_recover(cs->chan, recover_ns, NULL);
 			next_tick = now_ns() + (int64_t)tick_ns;
 		}
 	}
-	/* The producer is gone or we were asked to stop: close what is open
-	 * from this side and take everything out. */
+	/*
+	 * The producer is gone or we were asked to stop: close what is open
+	 * from this side, complete what dead writers left (at once: a
+	 * sub-buffer a live writer holds is left alone all the same), and
+	 * take everything out.  A recovered sub-buffer may make the next
+	 * one deliverable, hence the loop.
+	 */
 	grb_channel_flush(cs->chan, GRB_FLUSH_ACTIVE);
+	settle(cs);
 	ret = drain(cs);
 	if (!cs->err)
 		cs->err = ret;
@@ -183,14 +222,17 @@ static void print_counts(FILE *f, const struct chan_state *cs,
 
 	grb_channel_get_stats(cs->chan, &st);
 	fprintf(f, "%schannel %s: %llu records read, %llu bytes, lost full=%llu"
-		" wrap=%llu big=%llu nesting=%llu overwritten=%llu\n", prefix,
+		" wrap=%llu big=%llu nesting=%llu overwritten=%llu dead=%llu,"
+		" %llu sub-buffers recovered\n", prefix,
 		cs->name, (unsigned long long)st.read,
 		(unsigned long long)atomic_load(&cs->bytes_shown),
 		(unsigned long long)st.lost_full,
 		(unsigned long long)st.lost_wrap,
 		(unsigned long long)st.lost_big,
 		(unsigned long long)st.lost_nesting,
-		(unsigned long long)st.overwritten);
+		(unsigned long long)st.overwritten,
+		(unsigned long long)st.lost_dead,
+		(unsigned long long)st.recovered);
 }
 
 /* The basic configuration these descriptors were made with. */
@@ -337,17 +379,20 @@ static void progress(int64_t *last_t, uint64_t *last_read)
 		sum.lost_big += st.lost_big;
 		sum.lost_nesting += st.lost_nesting;
 		sum.overwritten += st.overwritten;
+		sum.lost_dead += st.lost_dead;
 		bytes += atomic_load(&chans[i]->bytes_shown);
 	}
 	rate = (double)(sum.read - *last_read) * 1e9 / (double)(t - *last_t);
 	fprintf(stderr, "\r%llu records, %llu bytes, lost %llu/%llu/%llu/%llu/"
-		"%llu (full/wrap/big/nesting/overwritten), %.0f records/s   ",
+		"%llu/%llu (full/wrap/big/nesting/overwritten/dead), "
+		"%.0f records/s   ",
 		(unsigned long long)sum.read, (unsigned long long)bytes,
 		(unsigned long long)sum.lost_full,
 		(unsigned long long)sum.lost_wrap,
 		(unsigned long long)sum.lost_big,
 		(unsigned long long)sum.lost_nesting,
-		(unsigned long long)sum.overwritten, rate);
+		(unsigned long long)sum.overwritten,
+		(unsigned long long)sum.lost_dead, rate);
 	*last_t = t;
 	*last_read = sum.read;
 }
@@ -359,6 +404,7 @@ int main(int argc, char **argv)
 		{ "attach", required_argument, NULL, 'a' },
 		{ "count", required_argument, NULL, 'n' },
 		{ "tick", required_argument, NULL, 't' },
+		{ "recover-after", required_argument, NULL, 'r' },
 		{ "quiet", no_argument, NULL, 'q' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
@@ -373,11 +419,13 @@ int main(int argc, char **argv)
 	int lsock = -1, c, status = 0;
 	char buf[1];
 
-	while ((c = getopt_long(argc, argv, "l:a:n:t:qh", opts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "l:a:n:t:r:qh", opts, NULL)) != -1) {
 		switch (c) {
 		case 'l': listen_path = optarg; break;
 		case 'a': attach = optarg; break;
 		case 'n': count = (unsigned int)strtoul(optarg, NULL, 10); break;
+		case 'r': recover_ns = strtoull(optarg, NULL, 10) * 1000000ull;
+			break;
 		case 't': tick_ns = strtoull(optarg, NULL, 10) * 1000000ull;
 			  break;
 		case 'q': quiet = 1; break;

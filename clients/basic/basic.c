@@ -69,6 +69,24 @@ int grb__basic_record_decode(const struct grb_config *cfg, const void *subbuf,
 			     size_t offset, size_t data_size,
 			     struct grb_record *rec);
 
+/*
+ * Padding over a dead writer's record (grb/recover.h): at the aligned
+ * start, a length word no record can have (a payload of 2^31 - 1 bytes
+ * never fits a sub-buffer), then the span from there to the end.  A
+ * slot is at least its padding plus two words, so it always fits.
+ */
+static void basic_record_pad(const struct grb_config *cfg, void *at,
+			     size_t len)
+{
+	size_t pre = grb_offset_align((uintptr_t)at, GRB_BASIC_ALIGN);
+	uint32_t w[2] = { GRB_BASIC_PAD_WORD, (uint32_t)(len - pre) };
+
+	(void)cfg;
+	if (len < pre + sizeof(w))
+		return;
+	memcpy((char *)at + pre, w, sizeof(w));
+}
+
 #define BASIC_CB {                                 \
 	.clock_read = basic_clock,                            \
 	.record_header_size = basic_record_header_size,       \
@@ -76,6 +94,7 @@ int grb__basic_record_decode(const struct grb_config *cfg, const void *subbuf,
 	.buffer_begin = basic_buffer_begin,                   \
 	.buffer_end = basic_buffer_end,                       \
 	.record_decode = grb__basic_record_decode,            \
+	.record_pad = basic_record_pad,                       \
 }
 
 /* Index: alloc * 4 + mode * 2 + compress. */

@@ -15,6 +15,8 @@
 #define GRB_BASIC_FULL_TS  UINT32_C(0x80000000)
 #define GRB_BASIC_LEN_MASK UINT32_C(0x7fffffff)
 #define GRB_BASIC_ALIGN    4u
+/* The length word of padding (basic_record_pad()). */
+#define GRB_BASIC_PAD_WORD GRB_BASIC_LEN_MASK
 
 /* Per-buffer read cursor, process-local. */
 struct grb_basic_cursor {

@@ -3,6 +3,7 @@
  * clients/basic/basic_read.c - the basic client's read side: record
  * decoding, consume and peek per buffer, counts and reset.
  */
+#include <stddef.h>
 #include <string.h>
 
 #include "basic_internal.h"
@@ -22,6 +23,19 @@ int grb__basic_record_decode(const struct grb_config *cfg, const void *subbuf,
 	memcpy(&word, p + at, sizeof(word));
 	rec->offset = at;
 	rec->rflags = 0;
+	if (word == GRB_BASIC_PAD_WORD) {
+		/* Padding (basic_record_pad()): its span follows. */
+		memcpy(&low, p + at + sizeof(uint32_t), sizeof(low));
+		if (low < 2 * sizeof(uint32_t) || low > data_size - at)
+			return -EINVAL;
+		rec->rflags = GRB_RFLAG_PADDING;
+		rec->timestamp = 0;
+		rec->header_len = 2 * sizeof(uint32_t);
+		rec->payload_off = at + rec->header_len;
+		rec->payload_len = low - rec->header_len;
+		rec->next = at + low;
+		return 0;
+	}
 	if (word & GRB_BASIC_FULL_TS) {
 		if (at + sizeof(uint32_t) + sizeof(uint64_t) > data_size)
 			return -EINVAL;
@@ -69,9 +83,24 @@ int grb_basic_decode(const void *subbuf, size_t data_size, size_t offset,
 		return -ENODATA;
 	/* The bytes may come from a file: nothing in them is trusted. */
 	memcpy(&h, subbuf, hsize);
-	if (h.magic != GRB_BASIC_MAGIC ||
-	    grb__basic_record_decode(NULL, subbuf, offset, data_size, &rec))
+	if (h.magic != GRB_BASIC_MAGIC)
 		return -EBADMSG;
+	for (;;) {
+		if (grb__basic_record_decode(NULL, subbuf, offset, data_size,
+					     &rec))
+			return -EBADMSG;
+		if (!(rec.rflags & GRB_RFLAG_PADDING))
+			break;
+		/* A dead writer's bytes, skipped (grb/recover.h).  When
+		 * they held the sub-buffer's first record, the records after
+		 * it compressed their timestamps against the opener's, which
+		 * the header keeps. */
+		offset = rec.next;
+		if (offset >= data_size)
+			return -ENODATA;
+		if (prev_ts == 0)
+			prev_ts = h.ts_begin;
+	}
 	if (!(rec.rflags & GRB_RFLAG_FULL_TIMESTAMP) && prev_ts == 0)
 		return -EBADMSG;
 	ev->timestamp = expand_ts(prev_ts, &rec);
@@ -174,6 +203,17 @@ static int cursor_fill(struct grb_basic *b, struct grb_buf *buf,
 			ret = grb__basic_record_decode(b->cfg, cur->data,
 						       cur->next,
 						       cur->data_size, rec);
+			if (ret == 0 && (rec->rflags & GRB_RFLAG_PADDING)) {
+				/* A dead writer's bytes (grb/recover.h); as
+				 * in grb_basic_decode() for the timestamp. */
+				cur->next = rec->next;
+				if (cur->prev_ts == 0)
+					memcpy(&cur->prev_ts, cur->data +
+					       offsetof(struct
+					       grb_basic_subbuf_header,
+					       ts_begin), sizeof(uint64_t));
+				continue;
+			}
 			if (ret == 0)
 				return 0;
 			return cursor_corrupt(buf, cur);
@@ -254,6 +294,7 @@ int grb_basic_get_counts(struct grb_basic *b, unsigned int cpu,
 	c->dropped = cur->dropped;
 	c->corrupt = cur->corrupt;
 	c->lost = st.lost_full + st.lost_wrap + st.lost_big + st.lost_nesting;
+	c->dead = st.lost_dead;
 	c->entries = st.written - st.overwritten - cur->consumed - cur->dropped -
 		cur->corrupt;
 	return 0;

@@ -12,7 +12,10 @@
  *	     payload, length bytes
  *
  * aligned on 4 bytes, after a 64-byte sub-buffer header
- * (struct grb_basic_subbuf_header).  Timestamps are CLOCK_MONOTONIC
+ * (struct grb_basic_subbuf_header).  Recovery from a dead writer
+ * (grb/recover.h) may leave padding in a sub-buffer: the length word
+ * 0x7fffffff, then a u32 span from that word to the next record; every
+ * reader here skips it.  Timestamps are CLOCK_MONOTONIC
  * nanoseconds.  The library holds one static const configuration per
  * variant, so writes still take the specialised fast path.
  *
@@ -210,6 +213,12 @@ GRB_API int grb_basic_peek(struct grb_basic *b, unsigned int cpu,
  * first record of every sub-buffer carries a full one, so each
  * sub-buffer decodes on its own: pass ev->timestamp of each record as the
  * next call's @prev_ts, and 0 at every sub-buffer's start.
+ *
+ * Padding that recovery left (grb/recover.h) is skipped: @next then
+ * points past the record after it, and -ENODATA is returned when only
+ * padding remains.  When the padding held the sub-buffer's first record
+ * and @prev_ts is 0, the header's ts_begin (that record's timestamp)
+ * stands in for @prev_ts.
  * Return: 0; -ENODATA when @offset is at or past @data_size (the end);
  * -EBADMSG when the bytes are not a basic sub-buffer or record: a header
  * without GRB_BASIC_MAGIC, a record header or payload running past
@@ -233,6 +242,9 @@ struct grb_basic_counts {
 	uint64_t corrupt;      /* skipped after a record failed to decode
 				  (grb_basic_consume() returned -EIO) */
 	uint64_t lost;         /* refused: full, wrap, too big, nesting */
+	uint64_t dead;         /* reserved by a writer process that died
+				  before committing; skipped after recovery
+				  (grb/recover.h), never written nor read */
 };
 
 /** grb_basic_get_counts - counters of buffer @cpu.  Return: 0 or -EINVAL. */

@@ -96,7 +96,9 @@ enum grb_flush {
  * Return: 0 when a sub-buffer was closed; -ENODATA when there was nothing
  * to close; -ENOBUFS (discard mode, buffer full) or -EIO (next sub-buffer
  * still being written) when GRB_FLUSH_EMPTY could not open a sub-buffer;
- * -EINVAL for a NULL @buf or an unknown @how.
+ * -EBUSY in a shared buffer when the calling thread gets no journal
+ * entry (grb/recover.h: too many writing threads, or its entries all in
+ * use); -EINVAL for a NULL @buf or an unknown @how.
  * Context: any thread, including one that is not a writer; signal-safe.
  * Ordering: as a reservation.
  */
@@ -177,6 +179,10 @@ struct grb_buf_stats {
 				   never read, not a loss */
 	uint64_t produced;      /* write position, bytes */
 	uint64_t consumed;      /* read position, bytes */
+	uint64_t lost_dead;     /* reserved by a writer that died before
+				   committing; skipped by recovery
+				   (grb/recover.h), never read */
+	uint64_t recovered;     /* sub-buffers completed by recovery */
 };
 
 /**

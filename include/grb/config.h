@@ -56,6 +56,12 @@ enum grb_rflag {
 	 * differs from the previous one above the kept bits.
 	 */
 	GRB_RFLAG_FULL_TIMESTAMP = 1u << 0,
+	/*
+	 * Set by a client's record_decode, never by grb_reserve(): the
+	 * bytes are padding written by record_pad (a dead writer's record,
+	 * grb/recover.h).  Readers skip it; it is not a record.
+	 */
+	GRB_RFLAG_PADDING = 1u << 1,
 };
 
 /*
@@ -154,6 +160,19 @@ struct grb_client_cb {
 	int (*record_decode)(const struct grb_config *cfg, const void *subbuf,
 			     size_t offset, size_t data_size,
 			     struct grb_record *rec);
+	/*
+	 * Write, over the @len bytes at @at, something record_decode reads
+	 * as padding: one or more records with GRB_RFLAG_PADDING that
+	 * together span exactly @len bytes.  Used by dead-writer recovery
+	 * (grb/recover.h) for the bytes of records that will never be
+	 * committed, when committed records follow them in the sub-buffer;
+	 * @len is then at least the smallest record slot the client ever
+	 * reserves, and @at is where such a slot began.  NULL: the recoverer
+	 * ends the sub-buffer before the first dead record instead, and the
+	 * committed records after it are lost with it (the sub-buffer's
+	 * record count, grb_subbuf_info.records, still includes them).
+	 */
+	void (*record_pad)(const struct grb_config *cfg, void *at, size_t len);
 };
 
 /*

@@ -13,6 +13,7 @@
 #include "grb/iter.h"
 #include "grb/output.h"
 #include "grb/reader.h"
+#include "grb/recover.h"
 #include "grb/shm.h"
 #include "grb/timer.h"
 #include "grb/validate.h"

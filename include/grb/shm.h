@@ -48,9 +48,13 @@
  * processes may write; exactly one reader may be open on a buffer at a
  * time, wherever it runs.
  *
- * Not yet: recovery of a sub-buffer left incomplete by a writer process
- * that died between reserve and commit (the buffer then refuses later
- * laps as lost_wrap until the channel is recreated).
+ * A writer process that dies between reserve and commit: every writing
+ * thread journals its reservations in the mapping, and the reader
+ * completes the sub-buffer it left with grb_channel_recover()
+ * (grb/recover.h).  A signal handler that reserves in a shared channel
+ * must commit before it returns (not hand the context to another
+ * thread), and at most GRB_JOURNAL_SLOTS threads write to one buffer at
+ * a time (-EBUSY beyond, counted in lost_nesting).
  */
 #ifndef GRB_SHM_H
 #define GRB_SHM_H

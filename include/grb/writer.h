@@ -31,6 +31,7 @@ extern "C" {
 #endif
 
 struct grb_thread_state;
+struct grb_jentry;
 
 /*
  * Reservation context, on the writer's stack.  The caller sets data_size
@@ -54,11 +55,14 @@ struct grb_ctx {
 	/* out: the reserving thread's state, whose nesting level the
 	 * reservation holds until its commit or discard. */
 	struct grb_thread_state *owner;
+	/* out: the reservation's journal entry in a shared buffer, else
+	 * NULL (grb/impl/journal.h). */
+	struct grb_jentry *jent;
 };
 
 #define GRB_CTX_INIT(size, align) \
 	{ (size), (align), NULL, NULL, 0, 0, 0, 0, 0, 0, NULL, NULL, NULL, 0, \
-	  NULL }
+	  NULL, NULL }
 
 /**
  * grb_ctx_init - set a context's inputs (the outputs are left for

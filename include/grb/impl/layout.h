@@ -14,12 +14,16 @@
  *   | id word[n]               |  ring slot -> physical sub-buffer
  *   +--------------------------+ shm->off_meta
  *   | grb_subbuf_meta[p]       |  per physical sub-buffer
+ *   +--------------------------+ shm->off_journal
+ *   | grb_jslot[j]             |  write journal (shared buffers only)
  *   +--------------------------+ shm->off_data (page aligned)
  *   | data: p x subbuf_size    |
  *   +--------------------------+ shm->map_size
  *
  * n = num_subbuf ring slots; p = n + 1 physical sub-buffers in overwrite
- * mode (the extra one is the reader's spare), p = n in discard mode.
+ * mode (the extra one is the reader's spare), p = n in discard mode;
+ * j = GRB_JOURNAL_SLOTS in a shared buffer, 0 in a private one
+ * (grb/impl/journal.h).
  * Everything in the mapping is found from its start by the offsets in
  * grb_buf_shm, never by a stored pointer, so that another process mapping
  * the same memory, or a recovery tool reading a file after a crash, sees
@@ -44,7 +48,7 @@ extern "C" {
 
 /* "grbBUF01" in little-endian byte order, first word of every buffer. */
 #define GRB_SHM_MAGIC   UINT64_C(0x3130465542627267)
-#define GRB_SHM_VERSION 4u
+#define GRB_SHM_VERSION 5u
 
 /* Bytes of grb_buf_shm.client, the NUL included (grb/shm.h). */
 #define GRB_SHM_CLIENT_BYTES 32
@@ -127,7 +131,11 @@ struct grb_commit_cold {
 	 * overwritten when it opened (src/switch.c grb__begin_new()). */
 	grb_atomic_u64 ts_begin;
 	grb_atomic_u64 lost_open;
-	char pad[GRB_CACHELINE - 6 * sizeof(grb_atomic_u64)];
+	/* 1 + the position of the last lap whose delivery added its counts
+	 * (records_delivered, subbufs_delivered): a recoverer finishing the
+	 * delivery of a writer that died in it does not add them twice. */
+	grb_atomic_u64 counted;
+	char pad[GRB_CACHELINE - 7 * sizeof(grb_atomic_u64)];
 };
 
 /*
@@ -154,6 +162,7 @@ struct grb_buf_shm {
 	uint64_t nr_phys;
 	int64_t cpu;                    /* -1 for a per-channel buffer */
 	uint64_t off_hot, off_cold, off_ids, off_meta, off_data;
+	uint64_t off_journal, nr_jslots;
 
 	/* Writer line: every reserve reads it. */
 	GRB_ALIGNAS(GRB_CACHELINE) grb_atomic_u64 offset;  /* write position */
@@ -182,6 +191,11 @@ struct grb_buf_shm {
 	grb_atomic_u64 records_discarded;
 	/* Sub-buffers delivered. */
 	grb_atomic_u64 subbufs_delivered;
+	/* Dead-writer recovery (src/recover.c): records reserved by
+	 * writers that died before committing them, never delivered as
+	 * data; and sub-buffers completed by a recoverer. */
+	grb_atomic_u64 lost_dead;
+	grb_atomic_u64 subbufs_recovered;
 
 	/*
 	 * Wake line: read by every commit (one load of a line that stays
@@ -209,6 +223,7 @@ struct grb_buf_shm {
 };
 
 struct grb_channel;
+struct grb_jslot;
 
 /* Process-local handle of one buffer; pointers derived from the mapping. */
 struct grb_buf {
@@ -230,6 +245,16 @@ struct grb_buf {
 	 * against or unmaps. */
 	uint64_t nr_phys;
 	uint64_t map_size;
+	/* The write journal: NULL in a private buffer.  jkey is unique to
+	 * this handle in the process, never 0 (the per-thread slot cache's
+	 * key, grb/impl/journal.h). */
+	struct grb_jslot *journal;
+	uint64_t nr_jslots;
+	uint64_t jkey;
+	/* The recoverer's deadline: the oldest stuck sub-buffer it saw, and
+	 * since when (src/recover.c). */
+	uint64_t stuck_pos;
+	uint64_t stuck_since;
 };
 
 /* grb_channel.shared: where the buffers live, and this process's role. */

@@ -22,6 +22,7 @@
 
 #include "grb/align.h"
 #include "grb/impl/compat.h"
+#include "grb/impl/journal.h"
 #include "grb/impl/layout.h"
 #include "grb/impl/position.h"
 #include "grb/impl/thread.h"
@@ -41,6 +42,7 @@ extern "C" {
 GRB_API int grb__reserve_slow(const struct grb_config *cfg, struct grb_buf *buf,
 		      struct grb_ctx *ctx);
 GRB_API int grb__reserve_refused_nesting(struct grb_channel *chan, int cpu);
+GRB_API int grb__reserve_refused_journal(struct grb_buf *buf);
 GRB_API int grb__discard(const struct grb_config *cfg, struct grb_ctx *ctx);
 GRB_API void grb__wake(struct grb_buf *buf);
 GRB_API void grb__push_reader(struct grb_buf *buf, uint64_t pos);
@@ -189,6 +191,13 @@ static GRB_ALWAYS_INLINE int grb_reserve(const struct grb_config *cfg,
 	buf = grb__pick_buf(cfg, chan, &cpu);
 	ctx->buf = buf;
 	ctx->cpu = cpu;
+	/* A shared buffer journals the reservation (grb/impl/journal.h). */
+	ctx->jent = NULL;
+	if (buf->journal) {
+		ctx->jent = grb__journal_take(buf);
+		if (GRB_UNLIKELY(!ctx->jent))
+			return grb__reserve_refused_journal(buf);
+	}
 	/* The position is read before the clock: timestamps then grow with
 	 * positions inside a buffer.  Relaxed: a guess the CAS checks (the
 	 * clock's own ordering is clock_read's contract, grb/config.h). */
@@ -210,6 +219,8 @@ static GRB_ALWAYS_INLINE int grb_reserve(const struct grb_config *cfg,
 			 ctx->data_size >= buf->subbuf_size || size == 0))
 		return grb__reserve_slow(cfg, buf, ctx);
 	o_end = o_begin + size;
+	if (ctx->jent)
+		grb__journal_tentative(ctx->jent, o_begin, o_begin, o_end);
 	GRB_HOOK(GRB_HOOK_RESERVE_LOADED);
 	/*
 	 * acq_rel: acquire pairs with the release of the CAS (or reader
@@ -225,6 +236,8 @@ static GRB_ALWAYS_INLINE int grb_reserve(const struct grb_config *cfg,
 	else
 		phys = grb__slot(buf, o_begin);
 	grb__ctx_fill(buf, ctx, o_begin, o_end, pre, phys);
+	if (ctx->jent)
+		grb__journal_set(ctx->jent, GRB_J_OWNED);
 	return 0;
 }
 
@@ -276,6 +289,9 @@ static GRB_ALWAYS_INLINE void grb_commit(const struct grb_config *cfg,
 	uint64_t cc;
 
 	assert(ctx->wptr <= ctx->wend);
+	/* Before the add, so that OWNED says it did not happen. */
+	if (ctx->jent)
+		grb__journal_set(ctx->jent, GRB_J_COMMITTING);
 	GRB_HOOK(GRB_HOOK_COMMIT_BEFORE);
 	/*
 	 * Release publishes the record; acquire lets the thread that
@@ -292,6 +308,9 @@ static GRB_ALWAYS_INLINE void grb_commit(const struct grb_config *cfg,
 	/* Same test as grb__cc_complete(), with its operands from reserve. */
 	if (GRB_UNLIKELY(((cc - ctx->cc_done) & GRB_CC_BYTES_MASK) == 0))
 		grb__deliver(cfg, ctx->buf, cc, ctx->end - 1);
+	/* After the delivery: a recoverer must not deliver it again. */
+	if (ctx->jent)
+		grb__journal_free(ctx->jent);
 	/* A reader waits: one load of a line no writer writes. */
 	if (GRB_UNLIKELY(grb_load_seq_cst(&ctx->buf->shm->waiting)))
 		grb__wake(ctx->buf);

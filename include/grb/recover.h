@@ -1,0 +1,101 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * grb/recover.h - a writer process that dies between reserve and commit
+ * never stalls a shared buffer.
+ *
+ * Without recovery, a sub-buffer holding a reservation that will never
+ * be committed is never delivered: the reader waits for it forever, and
+ * writers that come round to it again are refused (lost_wrap).  Every
+ * thread that writes to a shared buffer (grb/shm.h) records what it is
+ * doing to the write position in the buffer's journal, in the shared
+ * mapping (grb/impl/journal.h); a process that reads the buffer, usually
+ * the consumer, calls grb_channel_recover() now and then.  For each
+ * sub-buffer that is closed but not delivered, and stayed so for the
+ * deadline, it checks the journal: when every thread with a reservation
+ * in it belongs to a process that is gone (no such pid, a zombie, or
+ * another process with the same pid), it works out which of their bytes
+ * were never committed, turns them into padding the client's decoder
+ * skips (struct grb_client_cb.record_pad; the basic client has one) or
+ * ends the sub-buffer before them, and delivers the sub-buffer.  Those
+ * records are counted in lost_dead (grb_buf_stats); records committed
+ * before the writer died are delivered as any others.
+ *
+ * A sub-buffer in which a live thread holds a reservation is left alone,
+ * however long it takes: recovery never races with a live writer.
+ *
+ * Limits.  At most GRB_JOURNAL_SLOTS threads may write to one shared
+ * buffer at a time (the slot of a thread that exited is claimed again);
+ * one beyond is refused with -EBUSY and counted in lost_nesting.  A
+ * signal handler that reserves in a shared buffer must commit (or
+ * discard) before it returns, not hand its context to another thread.
+ * A dead record's bytes are known only from the commit counter's sum:
+ * when two writers died in the same sub-buffer and more than one set of
+ * their reservations adds up to what is missing, the union is damaged,
+ * which may take a committed record with it (counted in `ambiguous`).
+ * A record that follows padding may have a compressed timestamp taken
+ * relative to the dead record's: decoders expand it from the record
+ * before the padding, which is exact unless the two are more than 2^32
+ * clock units apart.  Only one process should recover a buffer at a
+ * time (its reader).
+ */
+#ifndef GRB_RECOVER_H
+#define GRB_RECOVER_H
+
+#include "grb/api.h"
+
+#include <stdint.h>
+
+#include "grb/impl/journal.h"   /* GRB_JOURNAL_SLOTS */
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+struct grb_buf;
+struct grb_channel;
+
+/* What one call did. */
+struct grb_recover_info {
+	uint64_t subbufs;       /* sub-buffers completed and delivered */
+	uint64_t records;       /* dead writers' records in them, never
+				   delivered (added to lost_dead) */
+	uint64_t bytes;         /* bytes turned into padding or cut off */
+	uint64_t ambiguous;     /* sub-buffers recovered by the union rule
+				   above: a committed record may be lost */
+	uint64_t waiting;       /* stuck sub-buffers left as they are: the
+				   deadline has not passed, a live thread
+				   holds them, or the journal does not
+				   account for what is missing (yet) */
+};
+
+/**
+ * grb_buf_recover - complete the sub-buffers of @buf that dead writers
+ * left incomplete.
+ * @buf: a buffer of a shared channel, created or attached (any role).
+ * @deadline_ns: leave a sub-buffer alone until this handle has seen it
+ *               stuck for this long (0: at once).  The clock starts at
+ *               the first call that finds it stuck.
+ * @info: receives what the call did (may be NULL).
+ * Return: the number of sub-buffers delivered (0 when none needed it or
+ * none could be); -EINVAL for NULL @buf; -EOPNOTSUPP for a private
+ * channel's buffer (its writers die with its reader).
+ * Context: one thread per buffer at a time; never concurrently with
+ * another process recovering the same buffer.  Not signal-safe.  Reads
+ * /proc and calls kill(pid, 0) for the pids in the journal.
+ */
+GRB_API int grb_buf_recover(struct grb_buf *buf, uint64_t deadline_ns,
+			    struct grb_recover_info *info);
+
+/**
+ * grb_channel_recover - grb_buf_recover() on every buffer of @chan.
+ * Return: the sum of their returns; -EINVAL for NULL @chan; -EOPNOTSUPP
+ * for a private channel.  @info receives the sums.
+ */
+GRB_API int grb_channel_recover(struct grb_channel *chan, uint64_t deadline_ns,
+				struct grb_recover_info *info);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* GRB_RECOVER_H */

@@ -1,0 +1,200 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * src/journal.c - the write journal's slots: a thread claims one per
+ * shared buffer it writes to, once; and who is alive, for the recoverer
+ * (src/recover.c).  The entries and their protocol are in
+ * grb/impl/journal.h.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include "engine.h"
+#include "grb/impl/journal.h"
+#include "journal_internal.h"
+
+GRB_THREAD_LOCAL struct grb_jcache grb__jcache[GRB_JCACHE_SIZE] GRB_TLS_MODEL;
+
+/* This process's start time, read once (and again after a fork). */
+static grb_atomic_u64 self_start;
+
+/*
+ * A forked child is another process: the slots its parent's thread owns
+ * are not its own.  Only the forking thread exists in the child; forget
+ * what it cached.
+ */
+static void after_fork_child(void)
+{
+	memset(grb__jcache, 0, sizeof(grb__jcache));
+	grb_store_relaxed(&self_start, 0);
+}
+
+static pthread_once_t atfork_once = PTHREAD_ONCE_INIT;
+
+static void atfork_register(void)
+{
+	pthread_atfork(NULL, NULL, after_fork_child);
+}
+
+/*
+ * Read field 3 (state) and field 22 (start time) of /proc/PID/stat.
+ * Only open/read/close: async-signal-safe, as a claim from a signal
+ * handler needs.  Return: 0, or -1 when the file cannot be read.
+ */
+int grb__proc_stat(int pid, char *state, uint64_t *start)
+{
+	char path[64], buf[512], *p;
+	unsigned int field;
+	ssize_t n;
+	int fd;
+
+	snprintf(path, sizeof(path), "/proc/%d/stat", pid);
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return -1;
+	n = read(fd, buf, sizeof(buf) - 1);
+	close(fd);
+	if (n <= 0)
+		return -1;
+	buf[n] = '\0';
+	/* The command name may hold anything, ')' included: the last one
+	 * ends it. */
+	p = strrchr(buf, ')');
+	if (!p || p[1] != ' ')
+		return -1;
+	p += 2;
+	*state = *p;
+	/* p is at field 3; the start time is field 22. */
+	for (field = 3; field < 22 && *p; p++)
+		if (*p == ' ')
+			field++;
+	if (field != 22)
+		return -1;
+	*start = strtoull(p, NULL, 10);
+	return 0;
+}
+
+static uint64_t self_start_time(void)
+{
+	uint64_t start = grb_load_relaxed(&self_start);
+	char state;
+
+	if (start == 0 && grb__proc_stat(getpid(), &state, &start) == 0)
+		grb_store_relaxed(&self_start, start);
+	return start;
+}
+
+static uint64_t self_owner(void)
+{
+	return (uint64_t)(uint32_t)getpid() << 32 |
+		(uint32_t)syscall(SYS_gettid);
+}
+
+int grb__process_alive(int pid, uint64_t start)
+{
+	uint64_t now;
+	char state;
+
+	if (pid <= 0)
+		return 0;
+	if (pid == getpid())
+		return 1;
+	if (kill(pid, 0) != 0 && errno == ESRCH)
+		return 0;
+	/* It exists (perhaps as another user's): a zombie is dead, and a
+	 * process started at another time is a later one with its pid.
+	 * Unreadable: assume alive, never recover under a live writer. */
+	if (grb__proc_stat(pid, &state, &now) != 0)
+		return 1;
+	if (state == 'Z' || state == 'X')
+		return 0;
+	return start == 0 || now == start;
+}
+
+/* Is the thread that owns a slot gone (its process, or itself)? */
+static int owner_gone(uint64_t owner, uint64_t start)
+{
+	int pid = (int)(owner >> 32), tid = (int)(uint32_t)owner;
+	char path[64];
+
+	if (!grb__process_alive(pid, start))
+		return 1;
+	if (pid != getpid())
+		return 0;
+	snprintf(path, sizeof(path), "/proc/self/task/%d", tid);
+	return access(path, F_OK) != 0 && errno == ENOENT;
+}
+
+/* Every entry free, or taken without a valid range (CLAIMING)? */
+static int slot_idle(struct grb_jslot *s)
+{
+	uint64_t st;
+	unsigned int i;
+
+	for (i = 0; i < GRB_JOURNAL_ENTRIES; i++) {
+		st = grb_load_acquire(&s->e[i].word) >> GRB_J_STATE_SHIFT;
+		if (st != GRB_J_NONE && st != GRB_J_CLAIMING)
+			return 0;
+	}
+	return 1;
+}
+
+static struct grb_jslot *take_slot(struct grb_jslot *s, uint64_t expect,
+				   uint64_t me)
+{
+	unsigned int i;
+
+	/* A CAS, once per thread and buffer: two threads may want the
+	 * same free slot.  acq_rel: the entries' last stores by the old
+	 * owner (or the recoverer that freed them) come first. */
+	if (!grb_cas_acq_rel(&s->owner, &expect, me))
+		return NULL;
+	for (i = 0; i < GRB_JOURNAL_ENTRIES; i++)
+		grb_store_relaxed(&s->e[i].word, grb__jword(GRB_J_NONE, 0));
+	grb_store_relaxed(&s->start, self_start_time());
+	return s;
+}
+
+struct grb_jslot *grb__journal_slot(struct grb_buf *buf)
+{
+	struct grb_jcache *c = &grb__jcache[buf->jkey & (GRB_JCACHE_SIZE - 1)];
+	struct grb_jslot *found = NULL, *s;
+	uint64_t me = self_owner(), owner, i;
+	int pass;
+
+	if (!buf->journal)
+		return NULL;
+	pthread_once(&atfork_once, atfork_register);
+	/* Ours already (another handle of the same mapping, or a cache
+	 * entry another buffer evicted)? */
+	for (i = 0; i < buf->nr_jslots && !found; i++)
+		if (grb_load_relaxed(&buf->journal[i].owner) == me)
+			found = &buf->journal[i];
+	/* A free one, else one whose thread is gone and left nothing. */
+	for (pass = 0; pass < 2 && !found; pass++) {
+		for (i = 0; i < buf->nr_jslots && !found; i++) {
+			s = &buf->journal[i];
+			owner = grb_load_acquire(&s->owner);
+			if (pass == 0 && owner == 0)
+				found = take_slot(s, 0, me);
+			else if (pass == 1 && owner != 0 &&
+				 owner_gone(owner, grb_load_relaxed(&s->start)) &&
+				 slot_idle(s))
+				found = take_slot(s, owner, me);
+		}
+	}
+	if (!found)
+		return NULL;
+	c->key = 0;
+	grb_signal_fence();
+	c->slot = found;
+	grb_signal_fence();
+	c->key = buf->jkey;
+	return found;
+}

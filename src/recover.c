@@ -1,0 +1,606 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * src/recover.c - completing the sub-buffers a dead writer left behind,
+ * from the write journal (grb/impl/journal.h), by the rule that
+ * docs/design.md section 23 states and model/recovery.pml checks.
+ *
+ * A sub-buffer is stuck when the write position is past its end and it
+ * is not delivered: some reservation in it has not been committed.  When
+ * every journal entry that overlaps it belongs to a dead process, no live
+ * thread will ever commit into it, and the bytes missing from its commit
+ * counter are the dead entries' pieces that were never committed.  The
+ * recoverer finds which ones, marks them as padding (or ends the
+ * sub-buffer before them), adds the missing bytes to the counter and
+ * delivers the sub-buffer as the last committer would have.
+ */
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "engine.h"
+#include "grb/impl/journal.h"
+#include "grb/recover.h"
+#include "grb/writer.h"
+#include "journal_internal.h"
+
+/* What a piece of a dead entry is, and what its state says of it. */
+enum piece_kind { P_PAD, P_HDR, P_REC, P_XPAD };
+enum piece_known { K_UNKNOWN, K_FORCED };
+
+struct piece {
+	uint64_t a, b;          /* [a, b), positions */
+	enum piece_kind kind;
+	enum piece_known known;
+	int damaged;
+};
+
+/* Candidates one stuck sub-buffer may have; more and it waits. */
+#define MAX_PIECES 24
+/* Unknown pieces the subset search takes (2^20 subsets at most). */
+#define MAX_UNKNOWN 20
+
+/* Processes looked up during one call: liveness by pid and start. */
+struct alive_cache {
+	unsigned int n;
+	struct { int pid; uint64_t start; int alive; } e[64];
+};
+
+static int alive(struct alive_cache *c, uint64_t owner, uint64_t start)
+{
+	int pid = (int)(owner >> 32), a;
+	unsigned int i;
+
+	for (i = 0; i < c->n; i++)
+		if (c->e[i].pid == pid && c->e[i].start == start)
+			return c->e[i].alive;
+	a = grb__process_alive(pid, start);
+	if (c->n < sizeof(c->e) / sizeof(c->e[0])) {
+		c->e[c->n].pid = pid;
+		c->e[c->n].start = start;
+		c->e[c->n].alive = a;
+		c->n++;
+	}
+	return a;
+}
+
+static uint64_t now_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
+/* Add the pieces of [lo, hi) (within one sub-buffer) to p[]. */
+static int add_piece(struct piece *p, unsigned int *n, uint64_t a, uint64_t b,
+		     enum piece_kind kind, enum piece_known known,
+		     uint64_t L, uint64_t E)
+{
+	if (b <= a || b <= L || a >= E)
+		return 0;
+	if (*n >= MAX_PIECES)
+		return -1;
+	p[*n].a = a < L ? L : a;
+	p[*n].b = b > E ? E : b;
+	p[*n].kind = kind;
+	p[*n].known = known;
+	p[*n].damaged = 0;
+	(*n)++;
+	return 0;
+}
+
+/*
+ * The pieces of a dead entry inside [L, E): each is committed by one add
+ * or not at all (the padding of the sub-buffer its CAS closed, the header
+ * of the one it opened, its record, a discard's close).  What the state
+ * says: TENTATIVE, nothing; OWNED, padding and header committed and the
+ * record not; COMMITTING, padding and header committed.
+ */
+static int entry_pieces(const struct grb_buf *buf, uint64_t state,
+			uint64_t old, uint64_t begin, uint64_t end,
+			uint64_t xend, uint64_t L, uint64_t E,
+			struct piece *p, unsigned int *n)
+{
+	uint64_t open_at = grb__subbuf_trunc(buf, begin);
+	int tent = state == GRB_J_TENTATIVE;
+	int ret = 0;
+
+	if (tent) {
+		if (old < open_at)
+			ret |= add_piece(p, n, old, open_at, P_PAD, K_UNKNOWN,
+					 L, E);
+		if (old <= open_at && open_at < begin)
+			ret |= add_piece(p, n, open_at, begin, P_HDR,
+					 K_UNKNOWN, L, E);
+		else if (open_at < old && old < begin)
+			ret |= add_piece(p, n, old, begin, P_HDR, K_UNKNOWN,
+					 L, E);
+	}
+	ret |= add_piece(p, n, begin, end, P_REC,
+			 state == GRB_J_OWNED ? K_FORCED : K_UNKNOWN, L, E);
+	if (xend > end)
+		ret |= add_piece(p, n, end, xend, P_XPAD, K_UNKNOWN, L, E);
+	return ret;
+}
+
+static int overlaps(const struct piece *x, const struct piece *y)
+{
+	return x->a < y->b && y->a < x->b;
+}
+
+/* What a candidate set is checked against: the sub-buffer itself. */
+struct lap_view {
+	const struct grb_config *cfg;
+	const struct grb_buf *buf;
+	uint64_t L;
+	const char *base;       /* its bytes */
+	uint64_t records;       /* records committed in it */
+	uint64_t cold_ds;       /* the closer's data size, if it lived */
+};
+
+/*
+ * Does the sub-buffer decode as exactly its committed records when the
+ * pieces marked in dmg[] (sorted by position) are skipped?  The true set
+ * always does: every committed record is whole and the records chain
+ * from one slot to the next.  A wrong one (a dead entry whose CAS had
+ * failed, the same size as the real dead record) usually does not: the
+ * real dead record's bytes are then read as a record.
+ */
+static int walk_ok(const struct piece *p, unsigned int n, const int *dmg,
+		   const struct lap_view *v)
+{
+	const struct grb_buf *buf = v->buf;
+	uint64_t L = v->L, E = L + buf->subbuf_size, run = E, ds, off, lim;
+	uint64_t hdr = grb__subbuf_header_size(v->cfg), count = 0;
+	struct grb_record rec;
+	unsigned int i;
+
+	for (i = n; i-- > 0;)
+		if (dmg[i] && p[i].b == run)
+			run = p[i].a;
+	ds = run < E ? run - L : v->cold_ds;
+	if (ds < hdr)
+		ds = hdr;
+	if (ds > buf->subbuf_size)
+		return 0;
+	off = hdr;
+	while (off < ds) {
+		lim = ds;
+		for (i = 0; i < n; i++) {
+			if (!dmg[i])
+				continue;
+			if (p[i].a - L <= off && off < p[i].b - L)
+				break;
+			if (p[i].a - L > off && p[i].a - L < lim)
+				lim = p[i].a - L;
+		}
+		if (i < n) {
+			off = p[i].b - L;
+			continue;
+		}
+		if (v->cfg->cb.record_decode(v->cfg, v->base, (size_t)off,
+					     (size_t)lim, &rec) ||
+		    rec.next <= off || rec.next > lim ||
+		    (rec.rflags & GRB_RFLAG_PADDING))
+			return 0;
+		count++;
+		off = rec.next;
+	}
+	return off == ds && count == v->records;
+}
+
+/* Matching sets kept for the decode check; beyond, the union is taken. */
+#define MAX_MATCHES 32
+
+/*
+ * Which unknown pieces were never committed?  The forced ones were not;
+ * the rest must be pairwise disjoint and add up to the missing bytes.
+ * When several sets match and the client decodes records, the sets
+ * whose sub-buffer does not decode (walk_ok()) are dropped.
+ * Return: the number of matching sets left (0, 1, or 2 for "more than
+ * one"), with every piece of any of them marked damaged.
+ */
+static int choose(struct piece *p, unsigned int n, uint64_t missing,
+		  const struct lap_view *v)
+{
+	unsigned int idx[MAX_UNKNOWN], nu = 0, i, j, k, nm = 0, kept;
+	uint64_t forced = 0, mask, sum, hit = 0, masks[MAX_MATCHES];
+	int dmg[MAX_PIECES], ok, overflow = 0;
+
+	for (i = 0; i < n; i++) {
+		if (p[i].known == K_FORCED) {
+			forced += p[i].b - p[i].a;
+			for (j = 0; j < i; j++)
+				if (p[j].known == K_FORCED &&
+				    overlaps(&p[i], &p[j]))
+					return 0;
+		} else if (nu < MAX_UNKNOWN) {
+			idx[nu++] = i;
+		} else {
+			return 0;
+		}
+	}
+	if (forced > missing)
+		return 0;
+	for (mask = 0; mask < (UINT64_C(1) << nu); mask++) {
+		sum = forced;
+		ok = 1;
+		for (j = 0; j < nu && ok; j++) {
+			if (!(mask >> j & 1))
+				continue;
+			sum += p[idx[j]].b - p[idx[j]].a;
+			for (k = 0; k < n && ok; k++)
+				if (p[k].known == K_FORCED &&
+				    overlaps(&p[idx[j]], &p[k]))
+					ok = 0;
+			for (k = 0; k < j && ok; k++)
+				if ((mask >> k & 1) &&
+				    overlaps(&p[idx[j]], &p[idx[k]]))
+					ok = 0;
+		}
+		if (!ok || sum != missing)
+			continue;
+		if (nm < MAX_MATCHES)
+			masks[nm] = mask;
+		else
+			overflow = 1;
+		nm++;
+		hit |= mask;
+	}
+	if (nm == 0)
+		return 0;
+	if (nm > 1 && !overflow && v->cfg->cb.record_decode) {
+		kept = 0;
+		for (k = 0; k < nm; k++) {
+			for (i = 0; i < n; i++)
+				dmg[i] = p[i].known == K_FORCED;
+			for (j = 0; j < nu; j++)
+				if (masks[k] >> j & 1)
+					dmg[idx[j]] = 1;
+			if (walk_ok(p, n, dmg, v))
+				masks[kept++] = masks[k];
+		}
+		if (kept >= 1) {
+			nm = kept;
+			hit = 0;
+			for (k = 0; k < kept; k++)
+				hit |= masks[k];
+		}
+	}
+	for (i = 0; i < n; i++)
+		if (p[i].known == K_FORCED)
+			p[i].damaged = 1;
+	for (j = 0; j < nu; j++)
+		if (hit >> j & 1)
+			p[idx[j]].damaged = 1;
+	return nm > 1 ? 2 : 1;
+}
+
+static int cmp_piece(const void *x, const void *y)
+{
+	const struct piece *a = (const struct piece *)x;
+	const struct piece *b = (const struct piece *)y;
+
+	return a->a < b->a ? -1 : a->a > b->a;
+}
+
+/*
+ * Rewrite what the dead writers left in the sub-buffer at L and return
+ * its data size: end it before a run of damaged pieces that reaches its
+ * end (its closer died), pad the damaged pieces below that, rewrite the
+ * header when its opener died.
+ */
+static uint64_t repair(const struct grb_config *cfg, struct grb_buf *buf,
+		       uint64_t L, uint64_t phys, struct piece *p,
+		       unsigned int n, struct grb_recover_info *info)
+{
+	struct grb_commit_cold *cold = &buf->cold[grb__slot(buf, L)];
+	char *base = buf->data + (phys << buf->subbuf_order);
+	uint64_t hdr = grb__subbuf_header_size(cfg), E = L + buf->subbuf_size;
+	uint64_t run = E, data_size, ts, a, b;
+	struct grb_subbuf_info si = { 0 };
+	int closer_dead = 0, opener_dead = 0;
+	unsigned int i, j;
+
+	qsort(p, n, sizeof(*p), cmp_piece);
+	for (i = n; i-- > 0;) {
+		if (!p[i].damaged)
+			continue;
+		if (p[i].a == L)
+			opener_dead = 1;
+		if (p[i].b == run) {
+			run = p[i].a;
+			closer_dead = 1;
+		}
+	}
+	ts = grb_load_relaxed(&buf->shm->last_ts);
+	if (closer_dead) {
+		data_size = run - L < hdr ? hdr : run - L;
+		info->bytes += buf->subbuf_size - data_size;
+	}
+	else
+		/* Stored by the closer before its commit, which our acquire
+		 * load of cc has seen. */
+		data_size = grb_load_relaxed(&cold->data_size);
+	if (data_size > buf->subbuf_size || data_size < hdr)
+		data_size = buf->subbuf_size;
+	if (opener_dead) {
+		grb_store_relaxed(&cold->ts_begin, ts);
+		grb_store_relaxed(&cold->lost_open, grb__lost_total(buf->shm));
+		if (cfg->cb.buffer_begin) {
+			si.seq = L >> buf->subbuf_order;
+			si.timestamp = ts;
+			si.cpu = buf->cpu;
+			cfg->cb.buffer_begin(buf, base, &si);
+		}
+	}
+	/* Damaged runs inside the data: padding, or the end of the data. */
+	for (i = 0; i < n; i = j) {
+		if (!p[i].damaged) {
+			j = i + 1;
+			continue;
+		}
+		a = p[i].a < L + hdr ? L + hdr : p[i].a;
+		b = p[i].b;
+		for (j = i + 1; j < n && p[j].damaged && p[j].a <= b; j++)
+			if (p[j].b > b)
+				b = p[j].b;
+		if (b > L + data_size)
+			b = L + data_size;
+		if (a >= b)
+			continue;
+		info->bytes += b - a;
+		if (cfg->cb.record_pad) {
+			cfg->cb.record_pad(cfg, base + (a - L), (size_t)(b - a));
+		} else {
+			data_size = a - L;
+			break;
+		}
+	}
+	if (closer_dead || !cfg->cb.record_pad)
+		grb__set_close(buf, L, data_size,
+			       closer_dead ? ts : grb_load_relaxed(&cold->ts_end));
+	return data_size;
+}
+
+/*
+ * Try the stuck sub-buffer at L, the write position having been pos.
+ * Return: 1 recovered; 0 not now (a live writer holds a part of it, or
+ * what is missing does not match what the dead left).
+ */
+static int recover_one(const struct grb_config *cfg, struct grb_buf *buf,
+		       uint64_t L, uint64_t pos, struct alive_cache *ac,
+		       struct grb_recover_info *info)
+{
+	uint64_t E = L + buf->subbuf_size, slot = grb__slot(buf, L);
+	uint64_t c, missing, w, st, old, begin, end, xend, owner, phys;
+	struct piece p[MAX_PIECES];
+	unsigned int n = 0, i, k, records = 0;
+	struct lap_view v;
+	int m;
+
+	/* Pairs with the commits' release adds: their stores (the closer's
+	 * data size among them) are visible once counted here. */
+	c = grb_load_acquire(&buf->hot[slot].cc);
+	missing = (grb__lap_bytes(buf, L) + buf->subbuf_size - c) &
+		GRB_CC_BYTES_MASK;
+	if (missing > buf->subbuf_size)
+		return 0;
+	for (i = 0; i < buf->nr_jslots; i++) {
+		struct grb_jslot *s = &buf->journal[i];
+
+		owner = grb_load_acquire(&s->owner);
+		if (owner == 0)
+			continue;
+		for (k = 0; k < GRB_JOURNAL_ENTRIES; k++) {
+			w = grb_load_acquire(&s->e[k].word);
+			st = w >> GRB_J_STATE_SHIFT;
+			if (st == GRB_J_NONE || st == GRB_J_CLAIMING)
+				continue;
+			old = w & GRB_J_POS_MASK;
+			begin = grb_load_relaxed(&s->e[k].begin);
+			end = grb_load_relaxed(&s->e[k].end);
+			xend = grb_load_relaxed(&s->e[k].xend);
+			if ((xend > end ? xend : end) <= L || old >= E)
+				continue;
+			/* Liveness after the entry: an entry stored after a
+			 * thread we saw alive is still that thread's. */
+			if (alive(ac, owner, grb_load_relaxed(&s->start)))
+				return 0;
+			/* A CAS that would have moved the position past where
+			 * it is cannot have happened. */
+			if (st == GRB_J_TENTATIVE && end > pos)
+				continue;
+			if (begin < old || end < begin ||
+			    entry_pieces(buf, st, old, begin, end, xend, L, E,
+					 p, &n))
+				return 0;
+		}
+	}
+	if (missing == 0) {
+		/* Complete: its last committer died before delivering. */
+		if (n == 0)
+			return 0;
+		/* Overwrite mode: a deliverer that died after publishing the
+		 * id left only cc_sb to store; the reader may already have
+		 * swapped the sub-buffer out, so nothing else is redone. */
+		w = grb_load_acquire(&buf->ids[slot]);
+		if (cfg->mode == GRB_MODE_OVERWRITE &&
+		    (w & GRB_ID_NOREF) &&
+		    (w & GRB_ID_LAP_MASK) ==
+		    (grb__id_lap(buf, L) & GRB_ID_LAP_MASK))
+			grb__deliver_publish(buf, slot, c);
+		else
+			grb__deliver(cfg, buf, c, L);
+		info->subbufs++;
+		grb_fetch_add_relaxed(&buf->shm->subbufs_recovered, 1);
+		return 1;
+	}
+	phys = cfg->mode == GRB_MODE_OVERWRITE ?
+		grb_load_acquire(&buf->ids[slot]) & GRB_ID_INDEX_MASK : slot;
+	if (phys >= buf->nr_phys)
+		return 0;
+	qsort(p, n, sizeof(*p), cmp_piece);
+	v.cfg = cfg;
+	v.buf = buf;
+	v.L = L;
+	v.base = buf->data + (phys << buf->subbuf_order);
+	v.records = (c + missing - grb_load_acquire(&buf->cold[slot].cc_sb) -
+		     buf->subbuf_size) >> 32;
+	v.cold_ds = grb_load_relaxed(&buf->cold[slot].data_size);
+	m = choose(p, n, missing, &v);
+	if (m == 0)
+		return 0;
+	if (m > 1)
+		info->ambiguous++;
+	phys = cfg->mode == GRB_MODE_OVERWRITE ?
+		grb__overwrite_enter(buf, L) : slot;
+	/* The index comes from shared memory: checked, as the reader does. */
+	if (phys >= buf->nr_phys)
+		return 0;
+	repair(cfg, buf, L, phys, p, n, info);
+	for (i = 0; i < n; i++)
+		if (p[i].damaged && p[i].kind == P_REC)
+			records++;
+	/* acq_rel, as a commit: the repair's stores are published with the
+	 * counter, and a CAS, so that one recoverer wins. */
+	if (!grb_cas_acq_rel(&buf->hot[slot].cc, &c, c + missing))
+		return 0;
+	grb_fetch_add_relaxed(&buf->shm->lost_dead, records);
+	grb_fetch_add_relaxed(&buf->shm->subbufs_recovered, 1);
+	info->records += records;
+	info->subbufs++;
+	grb__deliver(cfg, buf, c + missing, L);
+	return 1;
+}
+
+/*
+ * Free the dead processes' entries that lie wholly before `upto` (every
+ * sub-buffer there is delivered), so that their slots can be claimed
+ * again.
+ */
+static void free_dead_entries(struct grb_buf *buf, uint64_t upto,
+			      struct alive_cache *ac)
+{
+	uint64_t owner, w, end, xend;
+	unsigned int i, k;
+
+	for (i = 0; i < buf->nr_jslots; i++) {
+		struct grb_jslot *s = &buf->journal[i];
+
+		owner = grb_load_acquire(&s->owner);
+		if (owner == 0)
+			continue;
+		for (k = 0; k < GRB_JOURNAL_ENTRIES; k++) {
+			w = grb_load_acquire(&s->e[k].word);
+			if (w >> GRB_J_STATE_SHIFT == GRB_J_NONE)
+				continue;
+			end = grb_load_relaxed(&s->e[k].end);
+			xend = grb_load_relaxed(&s->e[k].xend);
+			if ((xend > end ? xend : end) > upto)
+				continue;
+			if (alive(ac, owner, grb_load_relaxed(&s->start)))
+				break;
+			grb_store_release(&s->e[k].word,
+					  grb__jword(GRB_J_NONE, 0));
+		}
+	}
+}
+
+int grb_buf_recover(struct grb_buf *buf, uint64_t deadline_ns,
+		    struct grb_recover_info *info)
+{
+	const struct grb_config *cfg;
+	struct grb_recover_info local;
+	struct alive_cache ac;
+	uint64_t pos, top, L, k, cc_sb, first = UINT64_MAX, upto, t;
+	int stuck = 0, done = 0;
+
+	if (!buf)
+		return -EINVAL;
+	if (!buf->journal)
+		return -EOPNOTSUPP;
+	if (!info)
+		info = &local;
+	memset(info, 0, sizeof(*info));
+	cfg = buf->chan->cfg;
+	ac.n = 0;
+	/* Acquire: every reservation of a closed sub-buffer happened before
+	 * the CAS that closed it, and with it its journal entry. */
+	pos = grb_load_acquire(&buf->shm->offset);
+	top = grb__subbuf_trunc(buf, pos);
+	/* Oldest first: at most one ring of sub-buffers can be stuck. */
+	for (k = buf->buf_size >> buf->subbuf_order; k >= 1; k--) {
+		if (top < k * buf->subbuf_size)
+			continue;
+		L = top - k * buf->subbuf_size;
+		cc_sb = grb_load_acquire(&buf->cold[grb__slot(buf, L)].cc_sb);
+		if (grb__delivered(buf, cc_sb, L) ||
+		    !grb__prev_lap_delivered(buf, cc_sb, L))
+			continue;
+		if (first == UINT64_MAX)
+			first = L;
+		stuck++;
+	}
+	upto = first == UINT64_MAX ? top : first;
+	if (first == UINT64_MAX) {
+		buf->stuck_pos = UINT64_MAX;
+		free_dead_entries(buf, upto, &ac);
+		return 0;
+	}
+	/* The deadline runs from when this sub-buffer was first seen
+	 * stuck by this handle. */
+	t = now_ns();
+	if (buf->stuck_pos != first) {
+		buf->stuck_pos = first;
+		buf->stuck_since = t;
+	}
+	if (t - buf->stuck_since < deadline_ns) {
+		info->waiting = (uint64_t)stuck;
+		return 0;
+	}
+	for (k = buf->buf_size >> buf->subbuf_order; k >= 1; k--) {
+		if (top < k * buf->subbuf_size)
+			continue;
+		L = top - k * buf->subbuf_size;
+		cc_sb = grb_load_acquire(&buf->cold[grb__slot(buf, L)].cc_sb);
+		if (grb__delivered(buf, cc_sb, L) ||
+		    !grb__prev_lap_delivered(buf, cc_sb, L))
+			continue;
+		if (recover_one(cfg, buf, L, pos, &ac, info))
+			done++;
+		else
+			info->waiting++;
+	}
+	if (info->waiting == 0)
+		free_dead_entries(buf, top, &ac);
+	else
+		free_dead_entries(buf, upto, &ac);
+	return done;
+}
+
+int grb_channel_recover(struct grb_channel *chan, uint64_t deadline_ns,
+			struct grb_recover_info *info)
+{
+	struct grb_recover_info one, sum;
+	unsigned int i;
+	int ret, done = 0;
+
+	if (!chan)
+		return -EINVAL;
+	memset(&sum, 0, sizeof(sum));
+	for (i = 0; i < chan->nr_bufs; i++) {
+		ret = grb_buf_recover(&chan->bufs[i], deadline_ns, &one);
+		if (ret < 0)
+			return ret;
+		done += ret;
+		sum.subbufs += one.subbufs;
+		sum.records += one.records;
+		sum.bytes += one.bytes;
+		sum.ambiguous += one.ambiguous;
+		sum.waiting += one.waiting;
+	}
+	if (info)
+		*info = sum;
+	return done;
+}
