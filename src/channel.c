@@ -27,6 +27,8 @@ int grb_config_check(const struct grb_config *cfg)
 		return -EINVAL;
 	if ((cfg->timestamp_bits > 0) != (cfg->cb.clock_read != NULL))
 		return -EINVAL;
+	if (cfg->flags & ~GRB_CONFIG_SHARED)
+		return -EINVAL;
 	return 0;
 }
 

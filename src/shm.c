@@ -130,6 +130,8 @@ int grb_channel_create_shared(const struct grb_config *cfg,
 	if (sattr->dir && !name_ok(attr->name))
 		return -EINVAL;
 	ret = grb_config_check(cfg);
+	if (!ret && !(cfg->flags & GRB_CONFIG_SHARED))
+		ret = -EINVAL;
 	if (!ret)
 		ret = grb__check_geometry(cfg, attr->subbuf_size,
 					  attr->num_subbuf);
@@ -243,6 +245,8 @@ int grb_channel_attach(const struct grb_config *cfg, const char *client,
 	ret = grb_config_check(cfg);
 	if (ret)
 		return ret;
+	if (!(cfg->flags & GRB_CONFIG_SHARED))
+		return -EINVAL;
 	ret = read_desc(fds[0], 0, nr_fds, cfg, client, &d0);
 	if (ret)
 		return ret;

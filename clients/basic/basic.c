@@ -97,22 +97,30 @@ static void basic_record_pad(const struct grb_config *cfg, void *at,
 	.record_pad = basic_record_pad,                       \
 }
 
-/* Index: alloc * 4 + mode * 2 + compress. */
-static const struct grb_config basic_configs[8] = {
-	{ GRB_ALLOC_PER_CPU, GRB_MODE_OVERWRITE, 64, BASIC_CB },
-	{ GRB_ALLOC_PER_CPU, GRB_MODE_OVERWRITE, 32, BASIC_CB },
-	{ GRB_ALLOC_PER_CPU, GRB_MODE_DISCARD, 64, BASIC_CB },
-	{ GRB_ALLOC_PER_CPU, GRB_MODE_DISCARD, 32, BASIC_CB },
-	{ GRB_ALLOC_PER_CHANNEL, GRB_MODE_OVERWRITE, 64, BASIC_CB },
-	{ GRB_ALLOC_PER_CHANNEL, GRB_MODE_OVERWRITE, 32, BASIC_CB },
-	{ GRB_ALLOC_PER_CHANNEL, GRB_MODE_DISCARD, 64, BASIC_CB },
-	{ GRB_ALLOC_PER_CHANNEL, GRB_MODE_DISCARD, 32, BASIC_CB },
+/* Index: shared * 8 + alloc * 4 + mode * 2 + compress.  The shared ones
+ * journal their reservations (GRB_CONFIG_SHARED); the private ones do
+ * not pay for it. */
+#define BASIC_CONFIGS(flags)                                                   \
+	{ GRB_ALLOC_PER_CPU, GRB_MODE_OVERWRITE, 64, BASIC_CB, flags },        \
+	{ GRB_ALLOC_PER_CPU, GRB_MODE_OVERWRITE, 32, BASIC_CB, flags },        \
+	{ GRB_ALLOC_PER_CPU, GRB_MODE_DISCARD, 64, BASIC_CB, flags },          \
+	{ GRB_ALLOC_PER_CPU, GRB_MODE_DISCARD, 32, BASIC_CB, flags },          \
+	{ GRB_ALLOC_PER_CHANNEL, GRB_MODE_OVERWRITE, 64, BASIC_CB, flags },    \
+	{ GRB_ALLOC_PER_CHANNEL, GRB_MODE_OVERWRITE, 32, BASIC_CB, flags },    \
+	{ GRB_ALLOC_PER_CHANNEL, GRB_MODE_DISCARD, 64, BASIC_CB, flags },      \
+	{ GRB_ALLOC_PER_CHANNEL, GRB_MODE_DISCARD, 32, BASIC_CB, flags }
+
+static const struct grb_config basic_configs[16] = {
+	BASIC_CONFIGS(0),
+	BASIC_CONFIGS(GRB_CONFIG_SHARED),
 };
 
 const struct grb_config *grb__basic_config(enum grb_alloc alloc,
-					   enum grb_mode mode, int compress)
+					   enum grb_mode mode, int compress,
+					   int shared)
 {
-	return &basic_configs[(alloc == GRB_ALLOC_PER_CHANNEL) * 4 +
+	return &basic_configs[(shared != 0) * 8 +
+			      (alloc == GRB_ALLOC_PER_CHANNEL) * 4 +
 			      (mode == GRB_MODE_DISCARD) * 2 + (compress != 0)];
 }
 
@@ -123,7 +131,7 @@ const struct grb_config *grb_basic_config(enum grb_alloc alloc,
 	if ((alloc != GRB_ALLOC_PER_CPU && alloc != GRB_ALLOC_PER_CHANNEL) ||
 	    (mode != GRB_MODE_OVERWRITE && mode != GRB_MODE_DISCARD))
 		return NULL;
-	return grb__basic_config(alloc, mode, compress_timestamps);
+	return grb__basic_config(alloc, mode, compress_timestamps, 1);
 }
 
 static int basic_create(const struct grb_basic_attr *attr,
@@ -163,7 +171,7 @@ static int basic_create(const struct grb_basic_attr *attr,
 	if (!b)
 		return -ENOMEM;
 	b->cfg = grb__basic_config(attr->alloc, attr->mode,
-				   attr->compress_timestamps);
+				   attr->compress_timestamps, shared);
 	memset(&cattr, 0, sizeof(cattr));
 	cattr.name = attr->name;
 	cattr.subbuf_size = attr->subbuf_size;
@@ -299,7 +307,15 @@ int grb_basic_write(struct grb_basic *b, const void *data, size_t len)
 	case 4: return basic_write(&basic_configs[4], b, data, len);
 	case 5: return basic_write(&basic_configs[5], b, data, len);
 	case 6: return basic_write(&basic_configs[6], b, data, len);
-	default: return basic_write(&basic_configs[7], b, data, len);
+	case 7: return basic_write(&basic_configs[7], b, data, len);
+	case 8: return basic_write(&basic_configs[8], b, data, len);
+	case 9: return basic_write(&basic_configs[9], b, data, len);
+	case 10: return basic_write(&basic_configs[10], b, data, len);
+	case 11: return basic_write(&basic_configs[11], b, data, len);
+	case 12: return basic_write(&basic_configs[12], b, data, len);
+	case 13: return basic_write(&basic_configs[13], b, data, len);
+	case 14: return basic_write(&basic_configs[14], b, data, len);
+	default: return basic_write(&basic_configs[15], b, data, len);
 	}
 }
 
@@ -316,7 +332,15 @@ int grb_basic_reserve(struct grb_basic *b, size_t len,
 	case 4: return basic_reserve_w(&basic_configs[4], b, len, w);
 	case 5: return basic_reserve_w(&basic_configs[5], b, len, w);
 	case 6: return basic_reserve_w(&basic_configs[6], b, len, w);
-	default: return basic_reserve_w(&basic_configs[7], b, len, w);
+	case 7: return basic_reserve_w(&basic_configs[7], b, len, w);
+	case 8: return basic_reserve_w(&basic_configs[8], b, len, w);
+	case 9: return basic_reserve_w(&basic_configs[9], b, len, w);
+	case 10: return basic_reserve_w(&basic_configs[10], b, len, w);
+	case 11: return basic_reserve_w(&basic_configs[11], b, len, w);
+	case 12: return basic_reserve_w(&basic_configs[12], b, len, w);
+	case 13: return basic_reserve_w(&basic_configs[13], b, len, w);
+	case 14: return basic_reserve_w(&basic_configs[14], b, len, w);
+	default: return basic_reserve_w(&basic_configs[15], b, len, w);
 	}
 }
 

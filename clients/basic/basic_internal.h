@@ -41,8 +41,10 @@ struct grb_basic {
 	int external_reader;   /* grb_basic_release_readers() was called */
 };
 
-/* src/basic.c: one configuration per (alloc, mode, compression). */
+/* src/basic.c: one configuration per (alloc, mode, compression,
+ * private or shared). */
 const struct grb_config *grb__basic_config(enum grb_alloc alloc,
-					   enum grb_mode mode, int compress);
+					   enum grb_mode mode, int compress,
+					   int shared);
 
 #endif /* GRB_SRC_BASIC_INTERNAL_H */

@@ -190,7 +190,19 @@ struct grb_config {
 	 */
 	unsigned int timestamp_bits;
 	struct grb_client_cb cb;
+	/*
+	 * GRB_CONFIG_SHARED for a configuration of channels in shared memory
+	 * (grb/shm.h), 0 otherwise.  A shared channel's writers journal each
+	 * reservation in the mapping so that the sub-buffer of one that dies
+	 * can be recovered (grb/recover.h): a few plain stores per record,
+	 * which a private configuration's fast path does not contain at all.
+	 * Last, so that a positional initializer without it means 0.
+	 */
+	unsigned int flags;
 };
+
+/* grb_config.flags */
+#define GRB_CONFIG_SHARED 1u
 
 /**
  * grb_config_check - validate a configuration without creating a channel.
@@ -198,7 +210,8 @@ struct grb_config {
  *
  * Return: 0 when valid; -EINVAL when @cfg is NULL, alloc or mode is not an
  * enum value, timestamp_bits > 64, clock_read is NULL while timestamp_bits
- * > 0, or clock_read is set while timestamp_bits == 0.
+ * > 0, clock_read is set while timestamp_bits == 0, or flags has a bit
+ * other than GRB_CONFIG_SHARED.
  * Context: any thread.
  * Ordering: none.
  */

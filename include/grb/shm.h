@@ -99,7 +99,8 @@ struct grb_shm_attr {
  * Every buffer is allocated (written to, not sparse) at creation, so a
  * shortage of shared memory is -ENOSPC here, not SIGBUS later.
  * Return: 0, or what grb_channel_create() returns, or
- *  -EINVAL  @sattr NULL, client missing or longer than GRB_SHM_CLIENT_MAX,
+ *  -EINVAL  @cfg without GRB_CONFIG_SHARED in its flags (grb/config.h),
+ *           @sattr NULL, client missing or longer than GRB_SHM_CLIENT_MAX,
  *           a directory without a channel name or with a '/' in it, or
  *           more than GRB_SHM_MAX_BUFS buffers;
  *  -EEXIST  a buffer file is already there (nothing is overwritten);
@@ -122,8 +123,8 @@ enum grb_attach_role {
 /**
  * grb_channel_attach - map a shared channel from its buffers' file
  * descriptors, in buffer order.
- * @cfg: this process's configuration; must match the creator's (above)
- *       and outlive the channel.
+ * @cfg: this process's configuration; must match the creator's (above),
+ *       have GRB_CONFIG_SHARED, and outlive the channel.
  * @client: the client name the creator gave.
  * @fds: @nr_fds descriptors, one per buffer.  They are duplicated; the
  *       caller keeps (and closes) its own.
@@ -132,7 +133,8 @@ enum grb_attach_role {
  *
  * Return: 0, or
  *  -EINVAL          a NULL argument, an unknown role, @nr_fds 0 or above
- *                   GRB_SHM_MAX_BUFS, or grb_config_check() fails;
+ *                   GRB_SHM_MAX_BUFS, grb_config_check() fails, or @cfg
+ *                   lacks GRB_CONFIG_SHARED;
  *  -EBADF           a descriptor is not open, or not open for reading and
  *                   writing;
  *  -EBADMSG         a descriptor is not a grb buffer (too small, wrong

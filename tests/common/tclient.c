@@ -107,20 +107,25 @@ static int tc_record_decode(const struct grb_config *cfg, const void *subbuf,
 	.record_decode = tc_record_decode,                   \
 }
 
-static const struct grb_config tc_configs[TV_COUNT] = {
-	{ GRB_ALLOC_PER_CPU, GRB_MODE_OVERWRITE, 64, TC_CB() },
-	{ GRB_ALLOC_PER_CHANNEL, GRB_MODE_OVERWRITE, 64, TC_CB() },
-	{ GRB_ALLOC_PER_CPU, GRB_MODE_DISCARD, 64, TC_CB() },
-	{ GRB_ALLOC_PER_CHANNEL, GRB_MODE_DISCARD, 64, TC_CB() },
-	{ GRB_ALLOC_PER_CPU, GRB_MODE_OVERWRITE, TC_TS_BITS, TC_CB() },
-	{ GRB_ALLOC_PER_CHANNEL, GRB_MODE_OVERWRITE, TC_TS_BITS, TC_CB() },
-	{ GRB_ALLOC_PER_CPU, GRB_MODE_DISCARD, TC_TS_BITS, TC_CB() },
-	{ GRB_ALLOC_PER_CHANNEL, GRB_MODE_DISCARD, TC_TS_BITS, TC_CB() },
+#define TC_CONFIGS(flags)                                                  \
+	{ GRB_ALLOC_PER_CPU, GRB_MODE_OVERWRITE, 64, TC_CB(), flags },      \
+	{ GRB_ALLOC_PER_CHANNEL, GRB_MODE_OVERWRITE, 64, TC_CB(), flags },  \
+	{ GRB_ALLOC_PER_CPU, GRB_MODE_DISCARD, 64, TC_CB(), flags },        \
+	{ GRB_ALLOC_PER_CHANNEL, GRB_MODE_DISCARD, 64, TC_CB(), flags },    \
+	{ GRB_ALLOC_PER_CPU, GRB_MODE_OVERWRITE, TC_TS_BITS, TC_CB(), flags }, \
+	{ GRB_ALLOC_PER_CHANNEL, GRB_MODE_OVERWRITE, TC_TS_BITS, TC_CB(),   \
+	  flags },                                                        \
+	{ GRB_ALLOC_PER_CPU, GRB_MODE_DISCARD, TC_TS_BITS, TC_CB(), flags }, \
+	{ GRB_ALLOC_PER_CHANNEL, GRB_MODE_DISCARD, TC_TS_BITS, TC_CB(), flags }
+
+static const struct grb_config tc_configs[2 * TV_COUNT] = {
+	TC_CONFIGS(0),
+	TC_CONFIGS(GRB_CONFIG_SHARED),
 };
 
 const struct grb_config *tc_config(int variant)
 {
-	return &tc_configs[variant & (TV_COUNT - 1)];
+	return &tc_configs[variant & (2 * TV_COUNT - 1)];
 }
 
 const char *tc_variant_name(int variant)
@@ -208,52 +213,37 @@ static GRB_ALWAYS_INLINE int tc_write_cfg(const struct grb_config *cfg,
 	return tc_write_cfg_hook(cfg, chan, writer, seq, extra, NULL, NULL);
 }
 
+/* One specialised fast path per configuration: a case per index. */
+#define TC_CASES(call)                                                     \
+	case 0: return call(0);   case 1: return call(1);                  \
+	case 2: return call(2);   case 3: return call(3);                  \
+	case 4: return call(4);   case 5: return call(5);                  \
+	case 6: return call(6);   case 7: return call(7);                  \
+	case 8: return call(8);   case 9: return call(9);                  \
+	case 10: return call(10); case 11: return call(11);                \
+	case 12: return call(12); case 13: return call(13);                \
+	case 14: return call(14); default: return call(15)
+
 int tc_write(const struct grb_config *cfg, struct grb_channel *chan,
 	     uint32_t writer, uint32_t seq, uint32_t extra)
 {
+#define TC_WRITE(i) tc_write_cfg(&tc_configs[i], chan, writer, seq, extra)
 	switch (cfg - tc_configs) {
-	case 0: return tc_write_cfg(&tc_configs[0], chan, writer, seq, extra);
-	case 1: return tc_write_cfg(&tc_configs[1], chan, writer, seq, extra);
-	case 2: return tc_write_cfg(&tc_configs[2], chan, writer, seq, extra);
-	case 3: return tc_write_cfg(&tc_configs[3], chan, writer, seq, extra);
-	case 4: return tc_write_cfg(&tc_configs[4], chan, writer, seq, extra);
-	case 5: return tc_write_cfg(&tc_configs[5], chan, writer, seq, extra);
-	case 6: return tc_write_cfg(&tc_configs[6], chan, writer, seq, extra);
-	default: return tc_write_cfg(&tc_configs[7], chan, writer, seq, extra);
+	TC_CASES(TC_WRITE);
 	}
+#undef TC_WRITE
 }
 
 int tc_write_hook(const struct grb_config *cfg, struct grb_channel *chan,
 		  uint32_t writer, uint32_t seq, uint32_t extra,
 		  tc_hook_fn hook, void *arg)
 {
-	/* One specialised fast path per configuration, as tc_write(). */
+#define TC_WRITE_HOOK(i) \
+	tc_write_cfg_hook(&tc_configs[i], chan, writer, seq, extra, hook, arg)
 	switch (cfg - tc_configs) {
-	case 0:
-		return tc_write_cfg_hook(&tc_configs[0], chan, writer, seq,
-					 extra, hook, arg);
-	case 1:
-		return tc_write_cfg_hook(&tc_configs[1], chan, writer, seq,
-					 extra, hook, arg);
-	case 2:
-		return tc_write_cfg_hook(&tc_configs[2], chan, writer, seq,
-					 extra, hook, arg);
-	case 3:
-		return tc_write_cfg_hook(&tc_configs[3], chan, writer, seq,
-					 extra, hook, arg);
-	case 4:
-		return tc_write_cfg_hook(&tc_configs[4], chan, writer, seq,
-					 extra, hook, arg);
-	case 5:
-		return tc_write_cfg_hook(&tc_configs[5], chan, writer, seq,
-					 extra, hook, arg);
-	case 6:
-		return tc_write_cfg_hook(&tc_configs[6], chan, writer, seq,
-					 extra, hook, arg);
-	default:
-		return tc_write_cfg_hook(&tc_configs[7], chan, writer, seq,
-					 extra, hook, arg);
+	TC_CASES(TC_WRITE_HOOK);
 	}
+#undef TC_WRITE_HOOK
 }
 
 /* The header write shared by tc_reserve(): as tc_write_cfg_hook() does. */

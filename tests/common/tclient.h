@@ -22,6 +22,8 @@
 #define TV_DISCARD     2
 #define TV_COMPRESS    4
 #define TV_COUNT       8
+/* tc_config() only: the same with GRB_CONFIG_SHARED, for grb/shm.h. */
+#define TV_SHARED      8
 
 #define TREC_FULL      (UINT32_C(1) << 24)
 #define TREC_LEN_MASK  UINT32_C(0x00ffffff)

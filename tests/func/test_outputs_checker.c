@@ -87,11 +87,11 @@ static int oc_decode(const struct grb_config *cfg, const void *subbuf,
 		.record_decode = oc_decode }
 
 static const struct grb_config oc_disc = {
-	GRB_ALLOC_PER_CHANNEL, GRB_MODE_DISCARD, 64, OC_CB };
+	GRB_ALLOC_PER_CHANNEL, GRB_MODE_DISCARD, 64, OC_CB, 0 };
 static const struct grb_config oc_ovw = {
-	GRB_ALLOC_PER_CHANNEL, GRB_MODE_OVERWRITE, 64, OC_CB };
+	GRB_ALLOC_PER_CHANNEL, GRB_MODE_OVERWRITE, 64, OC_CB, 0 };
 static const struct grb_config oc_cpu = {
-	GRB_ALLOC_PER_CPU, GRB_MODE_DISCARD, 64, OC_CB };
+	GRB_ALLOC_PER_CPU, GRB_MODE_DISCARD, 64, OC_CB, 0 };
 
 /* Record i: 0 to 60 bytes (zero-length ones included), a pattern of i. */
 static size_t plen(unsigned int i)

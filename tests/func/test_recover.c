@@ -29,6 +29,7 @@
  */
 #define _GNU_SOURCE
 #include <errno.h>
+#include <pthread.h>
 #include <sched.h>
 #include <signal.h>
 #include <stdatomic.h>
@@ -408,6 +409,144 @@ static void run(enum grb_mode mode, enum grb_alloc alloc, long kills,
 	grb_basic_destroy(b);
 }
 
+static struct grb_basic *slots_b;
+static pthread_barrier_t bar_written, bar_exit;
+
+static void *slot_thread(void *arg)
+{
+	int *ret = (int *)arg;
+
+	*ret = grb_basic_write(slots_b, "x", 1);
+	pthread_barrier_wait(&bar_written);
+	pthread_barrier_wait(&bar_exit);
+	return NULL;
+}
+
+static void *one_write(void *arg)
+{
+	*(int *)arg = grb_basic_write(slots_b, "y", 1);
+	return NULL;
+}
+
+static struct grb_basic *shared_basic(enum grb_alloc alloc)
+{
+	struct grb_basic_attr attr = {
+		.name = "contract", .subbuf_size = 4096, .num_subbuf = 4,
+		.alloc = alloc, .mode = GRB_MODE_DISCARD,
+	};
+	struct grb_shm_attr sattr = { .client = GRB_BASIC_CLIENT, .gid = -1 };
+	struct grb_basic *b;
+
+	CHECK_EQ(grb_basic_create_shared(&attr, &sattr, &b), 0);
+	return b;
+}
+
+/* What grb/recover.h and grb/shm.h promise, one by one. */
+static void contract(void)
+{
+	struct grb_basic_attr pattr = {
+		.name = "private", .subbuf_size = 4096, .num_subbuf = 4,
+		.alloc = GRB_ALLOC_PER_CHANNEL, .mode = GRB_MODE_DISCARD,
+	};
+	struct grb_basic_wctx wctx;
+	struct grb_recover_info info;
+	struct grb_buf_stats st;
+	struct grb_channel *chan;
+	struct grb_basic *b;
+	pthread_t tid[GRB_JOURNAL_SLOTS + 1];
+	int rets[GRB_JOURNAL_SLOTS], extra = 1, status;
+	unsigned int i;
+	pid_t pid;
+
+	/* Errors. */
+	CHECK_EQ(grb_buf_recover(NULL, 0, &info), -EINVAL);
+	CHECK_EQ(grb_channel_recover(NULL, 0, &info), -EINVAL);
+	CHECK_EQ(grb_basic_create(&pattr, &b), 0);
+	CHECK_EQ(grb_channel_recover(grb_basic_channel(b), 0, &info),
+		 -EOPNOTSUPP);
+	CHECK_EQ(grb_buf_recover(grb_channel_buf(grb_basic_channel(b), 0), 0,
+				 NULL), -EOPNOTSUPP);
+	grb_basic_destroy(b);
+
+	/* A live writer's sub-buffer is never touched, however long; once
+	 * it is dead, the deadline runs from the first call that sees the
+	 * sub-buffer stuck. */
+	b = shared_basic(GRB_ALLOC_PER_CHANNEL);
+	chan = grb_basic_channel(b);
+	CHECK_EQ(grb_reader_open(grb_channel_buf(chan, 0)), 0);
+	CHECK_EQ(grb_basic_write(b, "before", 6), 0);
+	pid = fork();
+	CHECK(pid >= 0);
+	if (pid == 0) {
+		if (grb_basic_reserve(b, 16, &wctx) == 0)
+			memset(wctx.data, 0xee, 16);
+		atomic_store(&sh->w[0].inflight, 1);
+		pause();
+		_exit(0);
+	}
+	while (!atomic_load(&sh->w[0].inflight))
+		usleep(1000);
+	CHECK_EQ(grb_basic_write(b, "after", 5), 0);
+	CHECK_EQ(grb_channel_flush(chan, GRB_FLUSH_ACTIVE), 0);
+	for (i = 0; i < 3; i++) {
+		CHECK_EQ(grb_channel_recover(chan, 0, &info), 0);
+		CHECK_U64(info.waiting, 1);
+		CHECK_EQ(grb_reader_get_next(grb_channel_buf(chan, 0)), -EAGAIN);
+		usleep(20000);
+	}
+	kill(pid, SIGKILL);
+	CHECK_EQ(waitpid(pid, &status, 0), pid);
+	CHECK_EQ(grb_channel_recover(chan, 300000000, &info), 0);
+	CHECK_U64(info.waiting, 1);
+	CHECK_EQ(grb_channel_recover(chan, 300000000, &info), 0);
+	usleep(320000);
+	CHECK_EQ(grb_channel_recover(chan, 300000000, &info), 1);
+	CHECK_U64(info.subbufs, 1);
+	CHECK_U64(info.records, 1);
+	CHECK(info.bytes >= 16);
+	CHECK_U64(info.waiting, 0);
+	CHECK_U64(info.ambiguous, 0);
+	grb_channel_get_stats(chan, &st);
+	CHECK_U64(st.lost_dead, 1);
+	CHECK_U64(st.recovered, 1);
+	CHECK_U64(st.written, 2);
+	CHECK_EQ(grb_reader_get_next(grb_channel_buf(chan, 0)), 0);
+	CHECK_EQ(grb_reader_put_next(grb_channel_buf(chan, 0)), 0);
+	CHECK_EQ(grb_channel_recover(chan, 0, &info), 0);
+	CHECK_U64(info.waiting, 0);
+	grb_basic_destroy(b);
+
+	/* GRB_JOURNAL_SLOTS writing threads at a time; one more is refused
+	 * with -EBUSY and counted in lost_nesting; a thread that exited
+	 * gives its slot to the next. */
+	slots_b = shared_basic(GRB_ALLOC_PER_CHANNEL);
+	pthread_barrier_init(&bar_written, NULL, GRB_JOURNAL_SLOTS + 1);
+	pthread_barrier_init(&bar_exit, NULL, GRB_JOURNAL_SLOTS + 1);
+	for (i = 0; i < GRB_JOURNAL_SLOTS; i++)
+		CHECK_EQ(pthread_create(&tid[i], NULL, slot_thread, &rets[i]), 0);
+	pthread_barrier_wait(&bar_written);
+	for (i = 0; i < GRB_JOURNAL_SLOTS; i++)
+		CHECK(rets[i] == 0 || rets[i] == -ENOBUFS);
+	CHECK_EQ(pthread_create(&tid[GRB_JOURNAL_SLOTS], NULL, one_write,
+				&extra), 0);
+	CHECK_EQ(pthread_join(tid[GRB_JOURNAL_SLOTS], NULL), 0);
+	CHECK_EQ(extra, -EBUSY);
+	grb_channel_get_stats(grb_basic_channel(slots_b), &st);
+	CHECK_U64(st.lost_nesting, 1);
+	pthread_barrier_wait(&bar_exit);
+	for (i = 0; i < GRB_JOURNAL_SLOTS; i++)
+		CHECK_EQ(pthread_join(tid[i], NULL), 0);
+	extra = 1;
+	CHECK_EQ(pthread_create(&tid[0], NULL, one_write, &extra), 0);
+	CHECK_EQ(pthread_join(tid[0], NULL), 0);
+	CHECK(extra == 0 || extra == -ENOBUFS);
+	pthread_barrier_destroy(&bar_written);
+	pthread_barrier_destroy(&bar_exit);
+	grb_basic_destroy(slots_b);
+	printf("contract: errors, live writer left alone, deadline, "
+	       "journal slots\n");
+}
+
 int main(int argc, char **argv)
 {
 	long kills = argc > 1 ? atol(argv[1]) : 60;
@@ -422,6 +561,7 @@ int main(int argc, char **argv)
 	CHECK(seen);
 	if (kills < 4)
 		kills = 4;
+	contract();
 	run(GRB_MODE_DISCARD, GRB_ALLOC_PER_CHANNEL, kills / 2, 1);
 	run(GRB_MODE_DISCARD, GRB_ALLOC_PER_CPU, kills / 4, 0);
 	run(GRB_MODE_OVERWRITE, GRB_ALLOC_PER_CHANNEL, kills / 4, 1);

@@ -188,7 +188,7 @@ static void wait_ok(pid_t pid, const char *what)
 
 static void cross_process(int variant, unsigned int nproc)
 {
-	const struct grb_config *cfg = tc_config(variant);
+	const struct grb_config *cfg = tc_config(variant | TV_SHARED);
 	struct grb_channel_attr attr = { "xproc", SB, 8, NULL };
 	struct grb_shm_attr sattr = { CLIENT, NULL, -1 };
 	struct grb_channel *chan;
@@ -302,9 +302,11 @@ static void patch_file(const char *name, off_t at, const void *v, size_t n)
 
 static void test_refusals(void)
 {
-	const struct grb_config *cfg = tc_config(TV_PER_CHANNEL | TV_DISCARD);
-	const struct grb_config *other = tc_config(TV_PER_CHANNEL);
-	const struct grb_config *percpu = tc_config(TV_DISCARD);
+	const struct grb_config *cfg =
+		tc_config(TV_SHARED | TV_PER_CHANNEL | TV_DISCARD);
+	const struct grb_config *other =
+		tc_config(TV_SHARED | TV_PER_CHANNEL);
+	const struct grb_config *percpu = tc_config(TV_SHARED | TV_DISCARD);
 	struct grb_channel_attr attr = { "chan", SB, 4, NULL };
 	struct grb_channel_attr noname = { NULL, SB, 4, NULL };
 	struct grb_shm_attr sattr = { CLIENT, dir, -1 };
@@ -323,6 +325,9 @@ static void test_refusals(void)
 
 	CHECK(mkdtemp(dir) != NULL);
 	/* Creation refusals. */
+	CHECK_EQ(grb_channel_create_shared(tc_config(TV_PER_CHANNEL |
+						     TV_DISCARD),
+					   &attr, &sattr, &chan), -EINVAL);
 	CHECK_EQ(grb_channel_create_shared(cfg, &attr, NULL, &chan), -EINVAL);
 	CHECK_EQ(grb_channel_create_shared(cfg, &attr, &bad, &chan), -EINVAL);
 	bad.client = "a-client-name-longer-than-31-bytes";
@@ -348,6 +353,10 @@ static void test_refusals(void)
 	close(fd);
 
 	/* Identity and description checks. */
+	/* A configuration without GRB_CONFIG_SHARED does not journal. */
+	CHECK_EQ(grb_channel_attach_dir(tc_config(TV_PER_CHANNEL | TV_DISCARD),
+					CLIENT, dir, "chan", GRB_ATTACH_WRITER,
+					&att), -EINVAL);
 	CHECK_EQ(grb_channel_attach_dir(cfg, "other", dir, "chan",
 					GRB_ATTACH_READER, &att), -EPROTOTYPE);
 	CHECK_EQ(grb_channel_attach_dir(other, CLIENT, dir, "chan",
@@ -436,8 +445,10 @@ static void test_refusals(void)
 
 static void test_corrupt(void)
 {
-	const struct grb_config *cfg = tc_config(TV_PER_CHANNEL | TV_DISCARD);
-	const struct grb_config *ocfg = tc_config(TV_PER_CHANNEL);
+	const struct grb_config *cfg =
+		tc_config(TV_SHARED | TV_PER_CHANNEL | TV_DISCARD);
+	const struct grb_config *ocfg =
+		tc_config(TV_SHARED | TV_PER_CHANNEL);
 	struct grb_channel_attr attr = { "bad", SB, 4, NULL };
 	struct grb_shm_attr mem = { CLIENT, NULL, -1 };
 	struct grb_channel *chan, *att;
@@ -494,7 +505,8 @@ static void test_corrupt(void)
 
 static void test_other_uid(void)
 {
-	const struct grb_config *cfg = tc_config(TV_PER_CHANNEL | TV_DISCARD);
+	const struct grb_config *cfg =
+		tc_config(TV_SHARED | TV_PER_CHANNEL | TV_DISCARD);
 	struct grb_channel_attr attr = { "uid", SB, 4, NULL };
 	struct grb_shm_attr sattr = { CLIENT, dir, -1 };
 	struct grb_channel *chan;

@@ -74,7 +74,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 
 	if (size < 1)
 		return 0;
-	cfg = tc_config(TV_PER_CHANNEL | ((data[0] & 1) ? TV_DISCARD : 0) |
+	cfg = tc_config(TV_SHARED | TV_PER_CHANNEL |
+			((data[0] & 1) ? TV_DISCARD : 0) |
 			((data[0] & 2) ? TV_COMPRESS : 0));
 	if (grb_channel_create_shared(cfg, &attr, &sattr, &chan))
 		return 0;

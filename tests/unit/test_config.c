@@ -31,7 +31,7 @@ static size_t hdr_page_minus_1(void)
 
 /* A valid starting point every invalid case below changes one field of. */
 static const struct grb_config good = {
-	GRB_ALLOC_PER_CHANNEL, GRB_MODE_DISCARD, 0, { 0 },
+	GRB_ALLOC_PER_CHANNEL, GRB_MODE_DISCARD, 0, { 0 }, 0,
 };
 
 static struct grb_channel_attr good_attr(void)
@@ -73,6 +73,17 @@ static void test_config_check(void)
 	CHECK_EQ(grb_config_check(&c), -EINVAL);
 	expect_create_einval(&c, &attr);
 	c.mode = (enum grb_mode)-1;
+	CHECK_EQ(grb_config_check(&c), -EINVAL);
+
+	/* Flags: GRB_CONFIG_SHARED or nothing; a private channel may use a
+	 * shared configuration. */
+	c = good;
+	c.flags = GRB_CONFIG_SHARED;
+	CHECK_EQ(grb_config_check(&c), 0);
+	c.flags = 2;
+	CHECK_EQ(grb_config_check(&c), -EINVAL);
+	expect_create_einval(&c, &attr);
+	c.flags = ~0u;
 	CHECK_EQ(grb_config_check(&c), -EINVAL);
 
 	/* Timestamp bits: 0 needs no clock, 1 to 64 need one, 65 is out. */
@@ -216,11 +227,11 @@ static void log_finalize(struct grb_buf *buf, void *priv, int cpu)
 
 static const struct grb_config logged_percpu = {
 	GRB_ALLOC_PER_CPU, GRB_MODE_OVERWRITE, 0,
-	{ .buffer_create = log_create, .buffer_finalize = log_finalize },
+	{ .buffer_create = log_create, .buffer_finalize = log_finalize }, 0,
 };
 static const struct grb_config logged_channel = {
 	GRB_ALLOC_PER_CHANNEL, GRB_MODE_DISCARD, 0,
-	{ .buffer_create = log_create, .buffer_finalize = log_finalize },
+	{ .buffer_create = log_create, .buffer_finalize = log_finalize }, 0,
 };
 
 /* One more than the highest CPU in /sys/devices/system/cpu/possible. */
@@ -317,10 +328,10 @@ static void test_buffer_create_fails(void)
 }
 
 static const struct grb_config mem_cfgs[4] = {
-	{ GRB_ALLOC_PER_CPU, GRB_MODE_OVERWRITE, 0, { 0 } },
-	{ GRB_ALLOC_PER_CPU, GRB_MODE_DISCARD, 0, { 0 } },
-	{ GRB_ALLOC_PER_CHANNEL, GRB_MODE_OVERWRITE, 0, { 0 } },
-	{ GRB_ALLOC_PER_CHANNEL, GRB_MODE_DISCARD, 0, { 0 } },
+	{ GRB_ALLOC_PER_CPU, GRB_MODE_OVERWRITE, 0, { 0 }, 0 },
+	{ GRB_ALLOC_PER_CPU, GRB_MODE_DISCARD, 0, { 0 }, 0 },
+	{ GRB_ALLOC_PER_CHANNEL, GRB_MODE_OVERWRITE, 0, { 0 }, 0 },
+	{ GRB_ALLOC_PER_CHANNEL, GRB_MODE_DISCARD, 0, { 0 }, 0 },
 };
 
 static void test_memory(void)

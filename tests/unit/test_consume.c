@@ -76,9 +76,9 @@ static int decode(const struct grb_config *cfg, const void *subbuf,
 	     .record_decode = decode }
 
 static const struct grb_config disc = {
-	GRB_ALLOC_PER_CHANNEL, GRB_MODE_DISCARD, 64, CB };
+	GRB_ALLOC_PER_CHANNEL, GRB_MODE_DISCARD, 64, CB, 0 };
 static const struct grb_config cpu_disc = {
-	GRB_ALLOC_PER_CPU, GRB_MODE_DISCARD, 64, CB };
+	GRB_ALLOC_PER_CPU, GRB_MODE_DISCARD, 64, CB, 0 };
 
 static void put(const struct grb_config *cfg, struct grb_channel *chan,
 		uint64_t tag)

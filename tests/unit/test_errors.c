@@ -22,10 +22,10 @@
 #define SB 4096
 
 static const struct grb_config raw = {
-	GRB_ALLOC_PER_CHANNEL, GRB_MODE_DISCARD, 0, { 0 },
+	GRB_ALLOC_PER_CHANNEL, GRB_MODE_DISCARD, 0, { 0 }, 0,
 };
 static const struct grb_config raw_ow = {
-	GRB_ALLOC_PER_CHANNEL, GRB_MODE_OVERWRITE, 0, { 0 },
+	GRB_ALLOC_PER_CHANNEL, GRB_MODE_OVERWRITE, 0, { 0 }, 0,
 };
 
 /* A client with a 64-byte sub-buffer header and nothing else. */
@@ -49,7 +49,7 @@ static void hdr_begin(struct grb_buf *buf, void *header,
 
 static const struct grb_config hdr = {
 	GRB_ALLOC_PER_CHANNEL, GRB_MODE_DISCARD, 0,
-	{ .subbuf_header_size = hdr_size, .buffer_begin = hdr_begin },
+	{ .subbuf_header_size = hdr_size, .buffer_begin = hdr_begin }, 0,
 };
 
 /*
@@ -65,7 +65,7 @@ static uint64_t clock_step(void)
 
 static const struct grb_config tsc = {
 	GRB_ALLOC_PER_CHANNEL, GRB_MODE_DISCARD, 16,
-	{ .clock_read = clock_step },
+	{ .clock_read = clock_step }, 0,
 };
 
 static struct grb_channel *create(const struct grb_config *cfg,

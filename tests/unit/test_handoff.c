@@ -30,7 +30,7 @@
 #define REC 16
 
 static const struct grb_config cfg = {
-	GRB_ALLOC_PER_CHANNEL, GRB_MODE_DISCARD, 0, { 0 },
+	GRB_ALLOC_PER_CHANNEL, GRB_MODE_DISCARD, 0, { 0 }, 0,
 };
 
 /* One mailbox per direction: the context in flight and whose turn. */

@@ -77,11 +77,11 @@ static int rec_decode(const struct grb_config *cfg, const void *subbuf,
 	     .record_decode = rec_decode }
 
 static const struct grb_config chan_disc = {
-	GRB_ALLOC_PER_CHANNEL, GRB_MODE_DISCARD, TS_BITS, CB };
+	GRB_ALLOC_PER_CHANNEL, GRB_MODE_DISCARD, TS_BITS, CB, 0 };
 static const struct grb_config chan_ovw = {
-	GRB_ALLOC_PER_CHANNEL, GRB_MODE_OVERWRITE, TS_BITS, CB };
+	GRB_ALLOC_PER_CHANNEL, GRB_MODE_OVERWRITE, TS_BITS, CB, 0 };
 static const struct grb_config cpu_disc = {
-	GRB_ALLOC_PER_CPU, GRB_MODE_DISCARD, TS_BITS, CB };
+	GRB_ALLOC_PER_CPU, GRB_MODE_DISCARD, TS_BITS, CB, 0 };
 
 /* Write a record whose payload is `tag` (8 bytes), at clock value ts. */
 static int put(const struct grb_config *cfg, struct grb_channel *chan,

@@ -384,10 +384,10 @@ static void test_struct_layout(void)
 
 /* A client with no header, no timestamps and no callbacks at all. */
 static const struct grb_config raw_discard = {
-	GRB_ALLOC_PER_CHANNEL, GRB_MODE_DISCARD, 0, { 0 },
+	GRB_ALLOC_PER_CHANNEL, GRB_MODE_DISCARD, 0, { 0 }, 0,
 };
 static const struct grb_config raw_overwrite = {
-	GRB_ALLOC_PER_CHANNEL, GRB_MODE_OVERWRITE, 0, { 0 },
+	GRB_ALLOC_PER_CHANNEL, GRB_MODE_OVERWRITE, 0, { 0 }, 0,
 };
 
 /* Creation binds the geometry the helpers read, and lays out the mapping

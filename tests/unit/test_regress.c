@@ -66,7 +66,7 @@ static uint64_t nesting_clock(void)
 
 static const struct grb_config nest_cfg = {
 	GRB_ALLOC_PER_CHANNEL, GRB_MODE_OVERWRITE, 64,
-	{ .clock_read = nesting_clock },
+	{ .clock_read = nesting_clock }, 0,
 };
 
 static void test_stale_position(void)
@@ -98,7 +98,7 @@ static size_t hdr64(void)
 
 static const struct grb_config bare_cfg = {
 	GRB_ALLOC_PER_CHANNEL, GRB_MODE_DISCARD, 0,
-	{ .subbuf_header_size = hdr64 },
+	{ .subbuf_header_size = hdr64 }, 0,
 };
 
 static void test_zero_slot(void)
@@ -170,7 +170,7 @@ static size_t hdr8(const struct grb_config *cfg, size_t offset, size_t *pre,
 
 static const struct grb_config rec8_cfg = {
 	GRB_ALLOC_PER_CHANNEL, GRB_MODE_DISCARD, 0,
-	{ .record_header_size = hdr8 },
+	{ .record_header_size = hdr8 }, 0,
 };
 
 static void test_wrapping_size(void)
@@ -195,7 +195,7 @@ static void test_wrapping_size(void)
 }
 
 static const struct grb_config raw_cfg = {
-	GRB_ALLOC_PER_CHANNEL, GRB_MODE_DISCARD, 0, { 0 },
+	GRB_ALLOC_PER_CHANNEL, GRB_MODE_DISCARD, 0, { 0 }, 0,
 };
 
 static void test_exact_subbuf_record(void)

@@ -22,10 +22,10 @@
 #define REC 64
 
 static const struct grb_config disc = {
-	GRB_ALLOC_PER_CHANNEL, GRB_MODE_DISCARD, 0, { 0 },
+	GRB_ALLOC_PER_CHANNEL, GRB_MODE_DISCARD, 0, { 0 }, 0,
 };
 static const struct grb_config ovw = {
-	GRB_ALLOC_PER_CHANNEL, GRB_MODE_OVERWRITE, 0, { 0 },
+	GRB_ALLOC_PER_CHANNEL, GRB_MODE_OVERWRITE, 0, { 0 }, 0,
 };
 
 static struct grb_channel *create(const struct grb_config *cfg)

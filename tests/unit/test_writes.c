@@ -58,7 +58,7 @@ static void whdr_end(struct grb_buf *buf, void *header,
 static const struct grb_config wcfg = {
 	GRB_ALLOC_PER_CHANNEL, GRB_MODE_DISCARD, 0,
 	{ .subbuf_header_size = whdr_size, .buffer_begin = whdr_begin,
-	  .buffer_end = whdr_end },
+	  .buffer_end = whdr_end }, 0,
 };
 
 static uint64_t page_size;

@@ -4,9 +4,10 @@
  * writing thread is doing to the write position, where a recoverer in
  * another process can see it after the thread's process died.
  *
- * Only shared buffers have one (grb/shm.h); a private buffer dies with
- * its writers, so it needs none and its fast path skips all of this on a
- * NULL test.  docs/design.md section 23 gives the protocol and the Spin
+ * Only shared buffers have one (grb/shm.h), and only configurations
+ * with GRB_CONFIG_SHARED write it: a private buffer dies with its
+ * writers, so it needs none, and a private configuration's fast path
+ * has none of this code (the flag is a constant the compiler folds).  docs/design.md section 23 gives the protocol and the Spin
  * model that checks it; src/recover.c is the recoverer.
  *
  * Each thread that writes to a shared buffer owns one slot of that
@@ -39,6 +40,7 @@
 
 #include <stdint.h>
 
+#include "grb/config.h"
 #include "grb/impl/atomic.h"
 #include "grb/impl/compat.h"
 #include "grb/impl/layout.h"
@@ -93,6 +95,12 @@ extern GRB_API GRB_THREAD_LOCAL struct grb_jcache
 
 /* src/journal.c: find or claim this thread's slot (NULL: none free). */
 GRB_API struct grb_jslot *grb__journal_slot(struct grb_buf *buf);
+
+/* Does this configuration journal (a constant, folded at compile time)? */
+static GRB_ALWAYS_INLINE int grb__journaled(const struct grb_config *cfg)
+{
+	return (cfg->flags & GRB_CONFIG_SHARED) != 0;
+}
 
 static inline uint64_t grb__jword(uint64_t state, uint64_t old)
 {

@@ -191,9 +191,10 @@ static GRB_ALWAYS_INLINE int grb_reserve(const struct grb_config *cfg,
 	buf = grb__pick_buf(cfg, chan, &cpu);
 	ctx->buf = buf;
 	ctx->cpu = cpu;
-	/* A shared buffer journals the reservation (grb/impl/journal.h). */
+	/* A shared buffer journals the reservation (grb/impl/journal.h);
+	 * a private configuration folds all of it away. */
 	ctx->jent = NULL;
-	if (buf->journal) {
+	if (grb__journaled(cfg) && buf->journal) {
 		ctx->jent = grb__journal_take(buf);
 		if (GRB_UNLIKELY(!ctx->jent))
 			return grb__reserve_refused_journal(buf);
@@ -219,7 +220,7 @@ static GRB_ALWAYS_INLINE int grb_reserve(const struct grb_config *cfg,
 			 ctx->data_size >= buf->subbuf_size || size == 0))
 		return grb__reserve_slow(cfg, buf, ctx);
 	o_end = o_begin + size;
-	if (ctx->jent)
+	if (grb__journaled(cfg) && ctx->jent)
 		grb__journal_tentative(ctx->jent, o_begin, o_begin, o_end);
 	GRB_HOOK(GRB_HOOK_RESERVE_LOADED);
 	/*
@@ -236,7 +237,7 @@ static GRB_ALWAYS_INLINE int grb_reserve(const struct grb_config *cfg,
 	else
 		phys = grb__slot(buf, o_begin);
 	grb__ctx_fill(buf, ctx, o_begin, o_end, pre, phys);
-	if (ctx->jent)
+	if (grb__journaled(cfg) && ctx->jent)
 		grb__journal_set(ctx->jent, GRB_J_OWNED);
 	return 0;
 }
@@ -290,7 +291,7 @@ static GRB_ALWAYS_INLINE void grb_commit(const struct grb_config *cfg,
 
 	assert(ctx->wptr <= ctx->wend);
 	/* Before the add, so that OWNED says it did not happen. */
-	if (ctx->jent)
+	if (grb__journaled(cfg) && ctx->jent)
 		grb__journal_set(ctx->jent, GRB_J_COMMITTING);
 	GRB_HOOK(GRB_HOOK_COMMIT_BEFORE);
 	/*
@@ -309,7 +310,7 @@ static GRB_ALWAYS_INLINE void grb_commit(const struct grb_config *cfg,
 	if (GRB_UNLIKELY(((cc - ctx->cc_done) & GRB_CC_BYTES_MASK) == 0))
 		grb__deliver(cfg, ctx->buf, cc, ctx->end - 1);
 	/* After the delivery: a recoverer must not deliver it again. */
-	if (ctx->jent)
+	if (grb__journaled(cfg) && ctx->jent)
 		grb__journal_free(ctx->jent);
 	/* A reader waits: one load of a line no writer writes. */
 	if (GRB_UNLIKELY(grb_load_seq_cst(&ctx->buf->shm->waiting)))
