@@ -42,6 +42,7 @@ struct bench_opts {
 	unsigned int low_secs;  /* seconds per low-rate run (1000/s) */
 	unsigned int out_rounds;  /* buffer fills per output run */
 	unsigned int read_rounds; /* channel fills per read-rate run */
+	uint64_t n_xproc;       /* records per cross-process run */
 	const char *out_dir;
 };
 
@@ -68,6 +69,9 @@ int bench_read_one(const char *what, uint64_t n);
 
 /* bench_lttng.c */
 void bench_lttng_run(const struct bench_opts *o);
+
+/* bench_xproc.c: the cross-process section (6), grb and LTTng-UST. */
+void bench_xproc_run(const struct bench_opts *o);
 
 /* callgrind.c */
 void bench_callgrind_run(const struct bench_opts *o);

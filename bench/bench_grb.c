@@ -111,17 +111,17 @@ static void sb_end(struct grb_buf *buf, void *header,
 
 static const struct grb_config cfg_ow_mono = {
 	GRB_ALLOC_PER_CPU, GRB_MODE_OVERWRITE, REC_TS_BITS,
-	REC_CB(bench_clock_mono)
+	REC_CB(bench_clock_mono), 0
 };
 static const struct grb_config cfg_ow_tsc = {
-	GRB_ALLOC_PER_CPU, GRB_MODE_OVERWRITE, REC_TS_BITS, REC_CB(clock_tsc)
+	GRB_ALLOC_PER_CPU, GRB_MODE_OVERWRITE, REC_TS_BITS, REC_CB(clock_tsc), 0
 };
 static const struct grb_config cfg_ow_nots = {
-	GRB_ALLOC_PER_CPU, GRB_MODE_OVERWRITE, 0, REC_CB(NULL)
+	GRB_ALLOC_PER_CPU, GRB_MODE_OVERWRITE, 0, REC_CB(NULL), 0
 };
 static const struct grb_config cfg_dc_mono = {
 	GRB_ALLOC_PER_CPU, GRB_MODE_DISCARD, REC_TS_BITS,
-	REC_CB(bench_clock_mono)
+	REC_CB(bench_clock_mono), 0
 };
 
 /* One record through the inline fast path specialised for @cfg. */

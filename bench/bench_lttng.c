@@ -21,6 +21,10 @@
  *   dc  normal session, discard channel, consumer daemon reading;
  *       events read are counted in the trace, events lost come from
  *       `lttng list` ("Discarded events"); they must add up to the calls.
+ *   xp  the cross-process section's (bench_xproc.c, xproc.h): normal
+ *       session on tmpfs, discard channel of 8 x 128 KiB sub-buffers, one
+ *       run of N events per session, `lttng stop` timed by watching the
+ *       trace files grow.
  * Counting needs babeltrace2; without it the figures are marked
  * unverified.
  */
@@ -39,6 +43,7 @@
 #include "bench.h"
 #include "report.h"
 #include "util.h"
+#include "xproc.h"
 
 #define OUT_CAP (256 * 1024)
 
@@ -49,6 +54,8 @@ struct lttng_env {
 	int seq;
 	int have_bt;               /* babeltrace2 present */
 	char *out;                 /* OUT_CAP bytes of command output */
+	char *saved_home;          /* LTTNG_HOME before env_open(), or NULL */
+	int home_set;              /* env_open() set LTTNG_HOME */
 };
 
 /* Run `lttng ARGS...` (NULL-terminated); output in env->out. */
@@ -563,11 +570,57 @@ static int env_setup(struct lttng_env *env, const char **why)
 	return 0;
 }
 
+/*
+ * The private LTTng environment: temporary LTTNG_HOME, a session daemon
+ * (started when none answers).  Return: 0, or -1 with *@why set.  The
+ * caller calls env_close() after either.
+ */
+static int env_open(struct lttng_env *env, const char **why)
+{
+	char *old_home = getenv("LTTNG_HOME");
+
+	memset(env, 0, sizeof(*env));
+	if (env_setup(env, why) != 0)
+		return -1;
+	env->out = (char *)malloc(OUT_CAP);
+	if (!env->out) {
+		*why = "out of memory";
+		return -1;
+	}
+	env->saved_home = old_home ? strdup(old_home) : NULL;
+	env->home_set = 1;
+	setenv("LTTNG_HOME", env->tmp, 1);
+	setenv("LTTNG_UST_REGISTER_TIMEOUT", "10000", 1);
+	if (!daemon_answers(env) && daemon_start(env, why) != 0)
+		return -1;
+	return 0;
+}
+
+/* Stop our daemon, remove the temporary directory, restore LTTNG_HOME. */
+static void env_close(struct lttng_env *env)
+{
+	char *rm[] = { (char *)"rm", (char *)"-rf", env->tmp, NULL };
+
+	daemon_stop(env);
+	if (env->tmp[0])
+		bench_run(rm, NULL, 0);
+	if (env->home_set && env->saved_home)
+		setenv("LTTNG_HOME", env->saved_home, 1);
+	else if (env->home_set)
+		unsetenv("LTTNG_HOME");
+	if (env->home_set)
+		unsetenv("LTTNG_UST_REGISTER_TIMEOUT");
+	env->home_set = 0;
+	free(env->saved_home);
+	free(env->out);
+	env->saved_home = NULL;
+	env->out = NULL;
+}
+
 void bench_lttng_run(const struct bench_opts *o)
 {
 	struct job jobs[8];
 	struct lttng_env env;
-	char *old_home = getenv("LTTNG_HOME"), *saved = NULL;
 	const char *why = NULL;
 	char reason[192];
 	int nj = 0, i;
@@ -576,16 +629,7 @@ void bench_lttng_run(const struct bench_opts *o)
 		report_skip("lttng-ust", "--no-lttng");
 		return;
 	}
-	memset(&env, 0, sizeof(env));
-	if (env_setup(&env, &why) != 0) {
-		report_skip("lttng-ust", "%s", why);
-		return;
-	}
-	env.out = (char *)malloc(OUT_CAP);
-	saved = old_home ? strdup(old_home) : NULL;
-	setenv("LTTNG_HOME", env.tmp, 1);
-	setenv("LTTNG_UST_REGISTER_TIMEOUT", "10000", 1);
-	if (!daemon_answers(&env) && daemon_start(&env, &why) != 0) {
+	if (env_open(&env, &why) != 0) {
 		report_skip("lttng-ust", "%s", why);
 		goto out;
 	}
@@ -615,17 +659,135 @@ void bench_lttng_run(const struct bench_opts *o)
 		job_rows(&env, o, &jobs[i], &r);
 	}
 out:
-	daemon_stop(&env);
-	{
-		char *rm[] = { (char *)"rm", (char *)"-rf", env.tmp, NULL };
+	env_close(&env);
+}
 
-		bench_run(rm, NULL, 0);
+/*
+ * The cross-process section's LTTng-UST side (xproc.h): the environment
+ * above, held open across the section's runs.
+ */
+struct bench_lttng_xp {
+	struct lttng_env env;
+};
+
+struct bench_lttng_xp *bench_lttng_xproc_open(const char **why)
+{
+	struct bench_lttng_xp *x;
+
+	x = (struct bench_lttng_xp *)calloc(1, sizeof(*x));
+	if (!x) {
+		*why = "out of memory";
+		return NULL;
 	}
-	if (saved)
-		setenv("LTTNG_HOME", saved, 1);
-	else
-		unsetenv("LTTNG_HOME");
-	unsetenv("LTTNG_UST_REGISTER_TIMEOUT");
-	free(saved);
-	free(env.out);
+	if (env_open(&x->env, why) != 0) {
+		env_close(&x->env);
+		free(x);
+		return NULL;
+	}
+	if (!x->env.have_bt)
+		fprintf(stderr, "  xproc: babeltrace2 not installed: LTTng's "
+			"events in the trace are not counted\n");
+	return x;
+}
+
+void bench_lttng_xproc_close(struct bench_lttng_xp *x)
+{
+	if (!x)
+		return;
+	env_close(&x->env);
+	free(x);
+}
+
+/* "single 0 NS N", "start T" and "calls C" from grb_bench_lttng. */
+static int xp_parse_app(char *s, struct xproc_run *r, uint64_t *start)
+{
+	char *save = NULL, *line;
+	unsigned long long a, b, c;
+	int got = 0;
+
+	for (line = strtok_r(s, "\n", &save); line;
+	     line = strtok_r(NULL, "\n", &save)) {
+		if (sscanf(line, "single %llu %llu %llu", &a, &b, &c) == 3) {
+			r->write_ns = b;
+			got |= 1;
+		} else if (sscanf(line, "start %llu", &a) == 1) {
+			*start = a;
+			got |= 2;
+		} else if (sscanf(line, "calls %llu", &a) == 1) {
+			r->calls = a;
+			got |= 4;
+		}
+	}
+	return got == 7 ? 0 : -1;
+}
+
+int bench_lttng_xproc_run(struct bench_lttng_xp *x, const char *dir,
+			  uint64_t n, int idx, struct xproc_run *r,
+			  char *why, size_t whycap)
+{
+	struct lttng_env *env = &x->env;
+	const struct job j = { JOB_DC, BENCH_XPROC_SUBBUF, 0 };
+	char name[64], tdir[PATH_MAX], nbuf[32];
+	char *app[] = { env->app, (char *)"--single", nbuf, (char *)"1",
+			(char *)"0", NULL };
+	char *stop[] = { (char *)"lttng", (char *)"stop", name, NULL };
+	char *rm[] = { (char *)"rm", (char *)"-rf", tdir, NULL };
+	struct xproc_watch w;
+	uint64_t start = 0, bt_ns = 0, bt_bytes = 0;
+	int ret, pid, fd = -1;
+
+	memset(r, 0, sizeof(*r));
+	r->kept = r->lost = -1;
+	snprintf(name, sizeof(name), "grb-xproc-%d-%d", (int)getpid(), idx);
+	snprintf(tdir, sizeof(tdir), "%.*s/lttng-%d", PATH_MAX - 32, dir,
+		 idx);
+	snprintf(nbuf, sizeof(nbuf), "%llu", (unsigned long long)n);
+	if (session_create(env, &j, name, tdir, why, whycap) != 0)
+		return -1;
+	ret = bench_run(app, env->out, OUT_CAP);
+	if (ret != 0 || xp_parse_app(env->out, r, &start) != 0) {
+		snprintf(why, whycap, "the traced application %s (exit %d)",
+			 ret == 2 ? "never saw the event enabled" :
+			 "failed or printed no figures", ret);
+		lttng(env, "destroy", name, NULL);
+		bench_run(rm, NULL, 0);
+		return -1;
+	}
+	/* The consumer daemon writes the last sub-buffers when the session
+	 * stops (`lttng stop` flushes them and returns once no data is
+	 * pending): its files reach their final size during the stop. */
+	xproc_watch_init(&w, tdir, "grbchan_");
+	xproc_watch_poll(&w);
+	pid = bench_spawn(stop, &fd);
+	ret = pid < 0 ? -1 : xproc_watch_child(&w, pid, fd, env->out,
+					       OUT_CAP, BENCH_XPROC_TIMEOUT_MS);
+	if (fd >= 0)
+		close(fd);
+	if (ret != 0) {
+		snprintf(why, whycap, "lttng stop: %s (exit %d)",
+			 first_line(env->out), ret);
+		lttng(env, "destroy", name, NULL);
+		bench_run(rm, NULL, 0);
+		return -1;
+	}
+	r->drain_ns = w.t_change > start ? w.t_change - start : 0;
+	r->bytes = w.bytes;
+	r->other_bytes = w.other;
+	r->lost = list_stat(env, name, "Discarded events:");
+	lttng(env, "destroy", name, NULL);
+	if (env->have_bt)
+		r->kept = count_events(env, tdir, &bt_ns, &bt_bytes);
+	bench_run(rm, NULL, 0);
+	if (!env->have_bt) {
+		snprintf(r->check, sizeof(r->check), "unverified: babeltrace2 "
+			 "not installed; discarded = lttng list");
+		return 0;
+	}
+	r->mismatch = r->kept < 0 || r->lost < 0 ||
+		      (unsigned long long)(r->kept + r->lost) != r->calls;
+	snprintf(r->check, sizeof(r->check), "events in the trace "
+		 "(babeltrace2) %lld + discarded (lttng list) %lld %s %llu "
+		 "calls", r->kept, r->lost, r->mismatch ? "!=" : "=",
+		 (unsigned long long)r->calls);
+	return 0;
 }

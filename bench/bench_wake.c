@@ -421,7 +421,8 @@ static void wake_row(const char *group, const char *id, const char *metric,
 
 	report_describe(row, "read", strcmp(id, "futex") ? "grb" : "futex",
 			metric, unit, LOW_SUBBUF, 1, 1);
-	snprintf(row->config, sizeof(row->config), "%s", config);
+	snprintf(row->config, sizeof(row->config), "%.*s",
+		 (int)sizeof(row->config) - 1, config);
 	snprintf(row->note, sizeof(row->note), "%s", note);
 	row->payload = 8;
 	row->value = row->min = row->max = v;

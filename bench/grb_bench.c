@@ -12,7 +12,10 @@
  * size; 2 discard mode with a reader (written, lost, read); 3 write-side
  * scalability with 1, 2, 4, 8 threads; 4 instructions per record; 5 the
  * read side (record rates, sub-buffers to a file, wake-up latency, the
- * low rate; bench_read.c, bench_wake.c); 6 the project's targets.
+ * low rate; bench_read.c, bench_wake.c); 6 cross-process: a writer
+ * process and a consumer daemon draining to tmpfs, grb with grb-consumerd
+ * beside LTTng-UST with its consumer daemon (bench_xproc.c); 7 the
+ * project's targets.
  * Output: the table on stdout (also table.txt), results.csv,
  * results.json and the plots in DIR (default build/bench-results).  Progress goes to stderr.
  *
@@ -42,8 +45,7 @@ static void usage(FILE *f)
 		"[--no-lttng] [--no-callgrind] [--no-plot]\n"
 		"                 [--only SECTION,...]\n"
 		"       grb_bench --callgrind-one WHAT N\n"
-		"  --quick         3 runs, short loops, two LTTng sessions: "
-		"under 20 s\n"
+		"  --quick         3 runs, short loops, fewer LTTng sessions\n"
 		"  --runs K        runs per figure, 1..64 (default 5)\n"
 		"  --out DIR       output directory (default %s)\n"
 		"  --no-lttng, --no-callgrind, --no-plot   leave that part "
@@ -51,7 +53,7 @@ static void usage(FILE *f)
 		"  --only LIST     run only these sections: floor, overwrite, "
 		"ckring, mutex,\n"
 		"                  discard, scale, read, wake, lttng, "
-		"callgrind\n",
+		"xproc, callgrind\n",
 		GRB_BENCH_OUT_DIR);
 }
 
@@ -82,6 +84,7 @@ static void defaults(struct bench_opts *o, int quick)
 	o->low_secs = quick ? 1 : 3;
 	o->out_rounds = quick ? 4 : 16;
 	o->read_rounds = quick ? 2 : 4;
+	o->n_xproc = quick ? 500000 : 2000000;
 	o->out_dir = GRB_BENCH_OUT_DIR;
 }
 
@@ -208,6 +211,8 @@ static void run_all(const struct bench_opts *o, const char *only)
 		{ "wake", "grb, read side: wake-up and low rate",
 		  bench_wake_run },
 		{ "lttng", "lttng-ust", bench_lttng_run },
+		{ "xproc", "cross-process: grb-consumerd, LTTng-UST's "
+		  "consumer daemon", bench_xproc_run },
 		{ "callgrind", "instruction counts", bench_callgrind_run },
 	};
 	size_t i;

@@ -13,10 +13,12 @@
  *   --scale   for each thread count T, K runs of M events per thread,
  *             threads pinned like grb's writers
  *
- * Prints, one per line: "enabled 0|1", "single RUN NS N",
- * "scale T RUN CPU_NS RECORDS WALL_NS", "calls TOTAL", "span NS" (first
- * to last event, warm-up included).  Exit 2 when the tracepoint never got
- * enabled (the application did not register with a session daemon).
+ * Prints, one per line: "enabled 0|1", "single RUN NS N", "start NS"
+ * (CLOCK_MONOTONIC just before the first timed single run, for grb_bench
+ * timing the consumer daemon from there), "scale T RUN CPU_NS RECORDS
+ * WALL_NS", "calls TOTAL", "span NS" (first to last event, warm-up
+ * included).  Exit 2 when the tracepoint never got enabled (the
+ * application did not register with a session daemon).
  */
 #include <sched.h>
 #include <stdio.h>
@@ -58,16 +60,20 @@ static int wait_enabled(void)
 static void run_single(uint64_t n, int k, uint64_t warm, uint64_t *calls)
 {
 	struct bench_loop l;
+	uint64_t start;
 	int i;
 
 	bench_pin_self(bench_cpu_for_writer(0));
 	bench_loop_wall(tp_write, NULL, warm, &l);
 	*calls += warm;
 	for (i = 0; i < k; i++) {
+		start = bench_now_ns();
 		bench_loop_wall(tp_write, NULL, n, &l);
 		*calls += n;
 		printf("single %d %llu %llu\n", i, (unsigned long long)l.ns,
 		       (unsigned long long)n);
+		if (i == 0)
+			printf("start %llu\n", (unsigned long long)start);
 	}
 }
 

@@ -127,13 +127,13 @@ static inline int rd_decode(const struct grb_config *cfg,
 }
 
 static const struct grb_config cfg_cpu_dc = {
-	GRB_ALLOC_PER_CPU, GRB_MODE_DISCARD, RD_TS_BITS, RD_CB
+	GRB_ALLOC_PER_CPU, GRB_MODE_DISCARD, RD_TS_BITS, RD_CB, 0
 };
 static const struct grb_config cfg_cpu_ow = {
-	GRB_ALLOC_PER_CPU, GRB_MODE_OVERWRITE, RD_TS_BITS, RD_CB
+	GRB_ALLOC_PER_CPU, GRB_MODE_OVERWRITE, RD_TS_BITS, RD_CB, 0
 };
 static const struct grb_config cfg_one_dc = {
-	GRB_ALLOC_PER_CHANNEL, GRB_MODE_DISCARD, RD_TS_BITS, RD_CB
+	GRB_ALLOC_PER_CHANNEL, GRB_MODE_DISCARD, RD_TS_BITS, RD_CB, 0
 };
 
 /*

@@ -4,7 +4,9 @@
  * letter's: overwrite mode per sub-buffer size, discard-mode counts,
  * scalability per thread count, then instruction counts, then the read
  * side (rates and output with their ratio to the baseline, wake-up
- * latency percentiles, the low rate, LTTng-UST's readers).  Every cell is
+ * latency percentiles, the low rate, LTTng-UST's readers), then the
+ * cross-process row (grb-consumerd beside LTTng-UST's consumer daemon,
+ * with their ratio), then the targets.  Every cell is
  * "median [min-max]" over the runs.
  */
 #include <math.h>
@@ -480,6 +482,107 @@ static void section_read(const struct bench_opts *o)
 	read_peer_lines();
 }
 
+/* A count as "12345 [0-23456]", or "-". */
+static const char *count_cell(char *buf, size_t cap, const char *key)
+{
+	const struct bench_row *r = report_find("%s", key);
+
+	if (!r || isnan(r->value))
+		snprintf(buf, cap, "-");
+	else if (r->runs > 1)
+		snprintf(buf, cap, "%.0f [%.0f-%.0f]", r->value, r->min,
+			 r->max);
+	else
+		snprintf(buf, cap, "%.0f", r->value);
+	return buf;
+}
+
+static void xproc_line(const char *label, const char *id)
+{
+	char a[64], b[64], c[64], d[64], key[64];
+
+	if (!report_find("xp/%s/ns_per_record", id))
+		return;
+	cell(a, sizeof(a), "xp/%s/ns_per_record", id);
+	cell(b, sizeof(b), "xp/%s/drain_mb_s", id);
+	snprintf(key, sizeof(key), "xp/%s/drain_records_s", id);
+	rate_cell(c, sizeof(c), key);
+	snprintf(key, sizeof(key), "xp/%s/lost", id);
+	count_cell(d, sizeof(d), key);
+	fprintf(out, "  %-*s %-*s %-*s %-*s %s\n", LABEL_W, label, CELL_W, a,
+		CELL_W, b, CELL_W, c, d);
+}
+
+static void xproc_check(const char *label, const char *id)
+{
+	const struct bench_row *r = report_find("xp/%s/check", id);
+
+	if (r)
+		fprintf(out, "  %-*s %s%s\n", LABEL_W, label, r->value == 0 ?
+			"ok: " : "", r->note);
+}
+
+/* "%.1f" of row fmt..., or "-". */
+static const char *num(char *buf, size_t cap, const char *key)
+{
+	double v = rv("%s", key);
+
+	if (isnan(v))
+		snprintf(buf, cap, "-");
+	else
+		snprintf(buf, cap, "%.1f", v);
+	return buf;
+}
+
+static void section_xproc(const struct bench_opts *o)
+{
+	char sz[16], a[32], b[32], c[32], d[32];
+	double ns = rv("xp/ratio/ns_per_record"),
+	       mb = rv("xp/ratio/drain_mb_s"),
+	       rec = rv("xp/ratio/drain_records_s");
+
+	if (!report_find("xp/grb/ns_per_record") &&
+	    !report_find("xp/lttng/ns_per_record"))
+		return;
+	fprintf(out, "\n6. Cross-process: a writer process, a consumer daemon "
+		"draining to /dev/shm (tmpfs); per-CPU discard\n   buffers of "
+		"%u x %s sub-buffers, %llu records of 4 bytes (the CPU id) per "
+		"run, no warm-up\n", (unsigned int)BENCH_BUF_BYTES /
+		(128u << 10), bench_size_str(128u << 10, sz, sizeof(sz)),
+		(unsigned long long)o->n_xproc);
+	fprintf(out, "  %-*s %-*s %-*s %-*s %s\n", LABEL_W, "", CELL_W,
+		"writer ns/record", CELL_W, "drain MB/s", CELL_W,
+		"drain records/s", "lost records");
+	xproc_line("grb, grb-consumerd (splice)", "grb");
+	xproc_line("lttng-ust, consumer daemon (per-UID)", "lttng");
+	if (!isnan(ns) || !isnan(mb)) {
+		snprintf(a, sizeof(a), "%.2fx", ns);
+		snprintf(b, sizeof(b), "%.2fx", mb);
+		snprintf(c, sizeof(c), "%.2fx", rec);
+		fprintf(out, "  %-*s %-*s %-*s %s\n", LABEL_W,
+			"grb / lttng-ust (medians)", CELL_W, a, CELL_W, b, c);
+	} else {
+		fprintf(out, "  %-*s - (a system was not measured: see Not "
+			"measured)\n", LABEL_W, "grb / lttng-ust (medians)");
+	}
+	fprintf(out, "  %-*s grb %s, lttng-ust %s (stream files, headers "
+		"and padding included)\n", LABEL_W, "bytes per record kept",
+		num(a, sizeof(a), "xp/grb/bytes_per_record"),
+		num(b, sizeof(b), "xp/lttng/bytes_per_record"));
+	fprintf(out, "  %-*s grb %s ms, lttng-ust %s ms (medians; `lttng "
+		"stop` asks\n  %-*s whether data is pending every 200 ms)\n",
+		LABEL_W, "last record -> files at their final size",
+		num(c, sizeof(c), "xp/grb/tail_ms"),
+		num(d, sizeof(d), "xp/lttng/tail_ms"), LABEL_W, "");
+	fprintf(out, "  drain: stream-file bytes / (writer's first record -> "
+		"the files at their final size, polled every 1 ms\n  once the "
+		"writer process returned): includes grb's finalize at "
+		"grb_basic_destroy(), and the traced\n  application's exit and "
+		"`lttng stop` for LTTng-UST\n");
+	xproc_check("check, grb", "grb");
+	xproc_check("check, lttng-ust", "lttng");
+}
+
 void bench_table_print(FILE *f, const struct bench_opts *o,
 		       const struct bench_machine *m)
 {
@@ -507,6 +610,7 @@ void bench_table_print(FILE *f, const struct bench_opts *o,
 	section_scale(o);
 	section_instr(o);
 	section_read(o);
+	section_xproc(o);
 	bench_targets_print(out);
 	for (i = 0; i < report_nr_skips(); i++) {
 		const char *what, *why;

@@ -325,7 +325,7 @@ void bench_targets_print(FILE *f)
 
 	if (!nr_lines)
 		return;
-	fprintf(f, "\n6. Targets (this run)\n");
+	fprintf(f, "\n7. Targets (this run)\n");
 	for (i = 0; i < nr_lines; i++)
 		fprintf(f, "%s\n", lines[i]);
 }

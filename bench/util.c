@@ -266,6 +266,67 @@ int bench_run(char *const argv[], char *out, size_t cap)
 	return 128 + WTERMSIG(status);
 }
 
+int bench_spawn(char *const argv[], int *out_fd)
+{
+	int fd[2] = { -1, -1 };
+	pid_t pid;
+
+	if (out_fd && pipe2(fd, O_CLOEXEC) != 0)
+		return -1;
+	pid = fork();
+	if (pid < 0) {
+		if (out_fd) {
+			close(fd[0]);
+			close(fd[1]);
+		}
+		return -1;
+	}
+	if (pid == 0) {
+		int null = open("/dev/null", O_RDWR | O_CLOEXEC);
+
+		sched_setaffinity(0, sizeof(bench_mask), &bench_mask);
+		dup2(null, STDIN_FILENO);
+		dup2(out_fd ? fd[1] : null, STDOUT_FILENO);
+		dup2(out_fd ? fd[1] : null, STDERR_FILENO);
+		execvp(argv[0], argv);
+		_exit(127);
+	}
+	if (out_fd) {
+		close(fd[1]);
+		*out_fd = fd[0];
+	}
+	return (int)pid;
+}
+
+int bench_wait(int pid, unsigned int timeout_ms)
+{
+	uint64_t deadline = bench_now_ns() + (uint64_t)timeout_ms * 1000000u;
+	int status, timed_out = 0;
+	pid_t r;
+
+	for (;;) {
+		r = waitpid((pid_t)pid, &status, WNOHANG);
+		if (r == (pid_t)pid)
+			break;
+		if (r < 0 && errno != EINTR)
+			return -1;
+		if (r == 0 && bench_now_ns() >= deadline) {
+			kill((pid_t)pid, SIGKILL);
+			timed_out = 1;
+			while (waitpid((pid_t)pid, &status, 0) < 0)
+				if (errno != EINTR)
+					return -1;
+			break;
+		}
+		bench_poll_sleep(1000);
+	}
+	if (timed_out)
+		return 128 + SIGKILL;
+	if (WIFEXITED(status))
+		return WEXITSTATUS(status);
+	return 128 + WTERMSIG(status);
+}
+
 int bench_have_prog(const char *prog)
 {
 	const char *path = getenv("PATH");

@@ -93,6 +93,22 @@ int bench_scale_run(struct bench_scale *s);
  */
 int bench_run(char *const argv[], char *out, size_t cap);
 
+/*
+ * Start argv (PATH lookup) in the background with the full CPU mask, as
+ * bench_run() does; stdin is /dev/null, stdout and stderr go to a pipe
+ * whose read end is *out_fd (close-on-exec), or to /dev/null when @out_fd
+ * is NULL.  Reap it with bench_wait().
+ * Return: the child's pid, or -1 when it could not start.
+ */
+int bench_spawn(char *const argv[], int *out_fd);
+
+/*
+ * Wait for a child of bench_spawn() (or fork()) at most @timeout_ms
+ * milliseconds, then kill it (SIGKILL) and reap it.
+ * Return: as bench_run().
+ */
+int bench_wait(int pid, unsigned int timeout_ms);
+
 /* Sleep @us microseconds: a reader that found nothing to read. */
 void bench_poll_sleep(unsigned int us);
 
