@@ -390,6 +390,38 @@ static void test_refusals(void)
 		   sizeof(d.off_data));
 	CHECK_EQ(grb_channel_attach_dir(cfg, CLIENT, dir, "geom",
 					GRB_ATTACH_READER, &att), -EBADMSG);
+	/* A buffer count of 0 or beyond the limit, before any is opened. */
+	copy_file("chan", "nbufs", map_size);
+	for (i = 0; i < 2; i++) {
+		uint32_t nb = i ? GRB_SHM_MAX_BUFS + 1 : 0;
+
+		patch_file("nbufs", offsetof(struct grb_buf_shm, nr_bufs), &nb,
+			   sizeof(nb));
+		CHECK_EQ(grb_channel_attach_dir(cfg, CLIENT, dir, "nbufs",
+						GRB_ATTACH_READER, &att),
+			 -EBADMSG);
+	}
+	/* What comes over the socket is checked too: not a grb message,
+	 * and a sender that hangs up before sending. */
+	{
+		unsigned char junk[64];
+		unsigned int nr;
+		int sp[2], *got;
+
+		memset(junk, 0xab, sizeof(junk));
+		CHECK_EQ(socketpair(AF_UNIX, SOCK_STREAM, 0, sp), 0);
+		CHECK_EQ(write(sp[1], junk, sizeof(junk)), (ssize_t)sizeof(junk));
+		CHECK_EQ(grb_channel_recv_fds(sp[0], &got, &nr), -EBADMSG);
+		close(sp[0]);
+		close(sp[1]);
+		CHECK_EQ(socketpair(AF_UNIX, SOCK_STREAM, 0, sp), 0);
+		close(sp[1]);
+		CHECK_EQ(grb_channel_recv(sp[0], cfg, CLIENT, GRB_ATTACH_READER,
+					  &att), -ECONNRESET);
+		close(sp[0]);
+		CHECK_EQ(grb_channel_recv_fds(-1, &got, &nr) < 0, 1);
+		CHECK_EQ(grb_channel_recv_fds(0, NULL, &nr), -EINVAL);
+	}
 	copy_file("chan", "magic", map_size);
 	patch_file("magic", 0, "notagrb!", 8);
 	CHECK_EQ(grb_channel_attach_dir(cfg, CLIENT, dir, "magic",
@@ -509,7 +541,7 @@ static void test_other_uid(void)
 		tc_config(TV_SHARED | TV_PER_CHANNEL | TV_DISCARD);
 	struct grb_channel_attr attr = { "uid", SB, 4, NULL };
 	struct grb_shm_attr sattr = { CLIENT, dir, -1 };
-	struct grb_channel *chan;
+	struct grb_channel *chan, *chan2;
 	struct sockaddr_un sa;
 	int lsock, conn, st;
 	pid_t pid;
@@ -546,11 +578,33 @@ static void test_other_uid(void)
 		/* The creator refuses: nothing comes but the end. */
 		CHECK_EQ(grb_channel_recv(s, cfg, CLIENT, GRB_ATTACH_READER,
 					  &att), -ECONNRESET);
+		/* Nor does a receiver take descriptors from another user:
+		 * send, then wait for the receiver to hang up. */
+		s = socket(AF_UNIX, SOCK_STREAM, 0);
+		CHECK(s >= 0);
+		CHECK_EQ(connect(s, (struct sockaddr *)&sa, sizeof(sa)), 0);
+		{
+			char c;
+
+			while (read(s, &c, 1) > 0)
+				;
+		}
 		_exit(0);
 	}
 	conn = accept(lsock, NULL, NULL);
 	CHECK(conn >= 0);
 	CHECK_EQ(grb_channel_send(chan, conn), -EPERM);
+	close(conn);
+	conn = accept(lsock, NULL, NULL);
+	CHECK(conn >= 0);
+	{
+		unsigned int nr;
+		int *got;
+
+		CHECK_EQ(grb_channel_recv_fds(conn, &got, &nr), -EPERM);
+		CHECK_EQ(grb_channel_recv(conn, cfg, CLIENT, GRB_ATTACH_READER,
+					  &chan2), -EPERM);
+	}
 	close(conn);
 	CHECK_EQ(waitpid(pid, &st, 0), pid);
 	CHECK(WIFEXITED(st) && WEXITSTATUS(st) == 0);
