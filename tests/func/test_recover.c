@@ -396,6 +396,9 @@ static void run(enum grb_mode mode, enum grb_alloc alloc, long kills,
 	/* Counters add up: every committed record read, the dead ones
 	 * counted and nothing else. */
 	CHECK_U64(st.written, t.read + st.overwritten);
+	/* Hundreds of writer processes came and went: the slots of the
+	 * dead ones were claimed again, none was refused for want of one. */
+	CHECK_U64(st.lost_nesting, 0);
 	CHECK(st.lost_dead >= t.dead_expected);
 	CHECK(st.lost_dead <= t.dead_expected + t.dead_max);
 	printf("%s %s %s: %llu rounds, %llu kills, %llu records read, "
@@ -448,6 +451,7 @@ static void contract(void)
 		.name = "private", .subbuf_size = 4096, .num_subbuf = 4,
 		.alloc = GRB_ALLOC_PER_CHANNEL, .mode = GRB_MODE_DISCARD,
 	};
+	struct grb_basic_counts counts;
 	struct grb_basic_wctx wctx;
 	struct grb_recover_info info;
 	struct grb_buf_stats st;
@@ -509,6 +513,9 @@ static void contract(void)
 	grb_channel_get_stats(chan, &st);
 	CHECK_U64(st.lost_dead, 1);
 	CHECK_U64(st.recovered, 1);
+	CHECK_EQ(grb_basic_get_counts(b, 0, &counts), 0);
+	CHECK_U64(counts.dead, 1);
+	CHECK_U64(counts.written, 2);
 	CHECK_U64(st.written, 2);
 	CHECK_EQ(grb_reader_get_next(grb_channel_buf(chan, 0)), 0);
 	CHECK_EQ(grb_reader_put_next(grb_channel_buf(chan, 0)), 0);

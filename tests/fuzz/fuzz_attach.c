@@ -13,6 +13,12 @@
  * code is fine; a crash, a sanitizer report or a hang is a bug: the
  * reader must treat the mapping as untrusted input (grb/shm.h).
  *
+ * When the first byte's bit 2 is set, the image also holds a sub-buffer
+ * a dead writer left incomplete (a reservation never committed, its
+ * journal slot given to a pid that does not exist), and the reader runs
+ * the recovery (grb_channel_recover()) before it reads: the journal, the
+ * counters and the data it works from are then damaged too.
+ *
  * Built with clang's -fsanitize=fuzzer,address (option GRB_FUZZ).
  *	build/fuzz/tests/fuzz_attach -max_total_time=600 corpus/
  */
@@ -23,6 +29,8 @@
 #include <sys/mman.h>
 #include <unistd.h>
 
+#include "grb/impl/journal.h"
+#include "grb/recover.h"
 #include "grb/shm.h"
 #include "tclient.h"
 
@@ -69,8 +77,10 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	struct grb_channel *chan, *att;
 	unsigned char *map, *saved;
 	uint32_t at, val, seq;
+	struct tc_pending pend;
 	size_t map_size;
-	int fd;
+	int fd, dead = 0;
+	uint64_t i;
 
 	if (size < 1)
 		return 0;
@@ -81,6 +91,10 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		return 0;
 	for (seq = 0; seq < 150; seq++)
 		tc_write(cfg, chan, 0, seq, seq % 37);
+	if ((data[0] & 4) && tc_reserve(cfg, chan, 0, seq, 5, &pend) == 0) {
+		dead = 1;
+		tc_write(cfg, chan, 0, seq + 1, 3);
+	}
 	grb_buf_flush(grb_channel_buf(chan, 0), GRB_FLUSH_ACTIVE);
 	fd = grb_channel_shm_fd(chan, 0);
 	map_size = (size_t)lseek(fd, 0, SEEK_END);
@@ -88,6 +102,16 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	saved = malloc(map_size);
 	if (map != MAP_FAILED && saved) {
 		memcpy(saved, map, map_size);
+		/* The reservation's owner "dies": its slot names a pid that
+		 * cannot exist (above pid_max). */
+		for (i = 0; dead && i < grb_channel_buf(chan, 0)->nr_jslots; i++) {
+			struct grb_jslot *js = &grb_channel_buf(chan, 0)->journal[i];
+
+			if (grb_load_relaxed(&js->owner) >> 32 ==
+			    (uint64_t)getpid())
+				grb_store_relaxed(&js->owner,
+						  UINT64_C(0x7ffffff0) << 32 | 1);
+		}
 		for (data++, size--; size >= 8; data += 8, size -= 8) {
 			memcpy(&at, data, 4);
 			memcpy(&val, data + 4, 4);
@@ -96,6 +120,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		}
 		if (grb_channel_attach(cfg, "tclient", &fd, 1,
 				       GRB_ATTACH_READER, &att) == 0) {
+			if (dead)
+				grb_channel_recover(att, 0, NULL);
 			read_all(att);
 			grb_channel_destroy(att);
 		}
@@ -104,6 +130,10 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		memcpy(map, saved, map_size);
 		munmap(map, map_size);
 	}
+	/* The writer "comes back" to end its reservation (its nesting level
+	 * must be given back), on the undamaged image. */
+	if (dead)
+		tc_finish(&pend);
 	free(saved);
 	grb_channel_destroy(chan);
 	return 0;
