@@ -377,7 +377,7 @@ static int recover_one(const struct grb_config *cfg, struct grb_buf *buf,
 	struct piece p[MAX_PIECES];
 	unsigned int n = 0, i, k, records = 0;
 	struct lap_view v;
-	int m;
+	int m, checked;
 
 	/* Pairs with the commits' release adds: their stores (the closer's
 	 * data size among them) are visible once counted here. */
@@ -392,7 +392,8 @@ static int recover_one(const struct grb_config *cfg, struct grb_buf *buf,
 		owner = grb_load_acquire(&s->owner);
 		if (owner == 0)
 			continue;
-		for (k = 0; k < GRB_JOURNAL_ENTRIES; k++) {
+		for (k = 0, checked = 0; k < GRB_JOURNAL_ENTRIES; k++) {
+again:
 			w = grb_load_acquire(&s->e[k].word);
 			st = w >> GRB_J_STATE_SHIFT;
 			if (st == GRB_J_NONE || st == GRB_J_CLAIMING)
@@ -403,10 +404,20 @@ static int recover_one(const struct grb_config *cfg, struct grb_buf *buf,
 			xend = grb_load_relaxed(&s->e[k].xend);
 			if ((xend > end ? xend : end) <= L || old >= E)
 				continue;
-			/* Liveness after the entry: an entry stored after a
-			 * thread we saw alive is still that thread's. */
-			if (alive(ac, owner, grb_load_relaxed(&s->start)))
-				return 0;
+			/*
+			 * A live owner's sub-buffer is left alone.  A dead
+			 * owner's entry is loaded again after the verdict, so
+			 * that what is used is its last state (the model's
+			 * order: liveness, then the entry).  A commit between
+			 * the two loads would fail the counter's CAS below.
+			 */
+			if (!checked) {
+				if (alive(ac, owner,
+					  grb_load_relaxed(&s->start)))
+					return 0;
+				checked = 1;
+				goto again;
+			}
 			/* A CAS that would have moved the position past where
 			 * it is cannot have happened. */
 			if (st == GRB_J_TENTATIVE && end > pos)
