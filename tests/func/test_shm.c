@@ -317,7 +317,7 @@ static void test_refusals(void)
 	struct stat st;
 	char path[512], before[64], after[64];
 	static const char *const copies[] = { "short", "tiny", "ver", "geom",
-					      "magic" };
+					      "magic", "nbufs" };
 	uint32_t version = GRB_SHM_VERSION + 1;
 	size_t i;
 	int fd, fds[2];
