@@ -379,6 +379,20 @@ static int recover_one(const struct grb_config *cfg, struct grb_buf *buf,
 	struct lap_view v;
 	int m, checked;
 
+	/*
+	 * The mapping is another process's: what would make the writer's
+	 * code below loop or index out of range is checked first.  The
+	 * reader's position is within a ring of the writers' (they push it
+	 * along in overwrite mode, the reader trails in discard mode), and
+	 * the physical sub-buffer a slot names is one of this buffer's.
+	 */
+	w = grb_load_acquire(&buf->shm->consumed);
+	if (w > pos || pos - w > 2 * buf->buf_size)
+		return 0;
+	if (cfg->mode == GRB_MODE_OVERWRITE &&
+	    (grb_load_acquire(&buf->ids[slot]) & GRB_ID_INDEX_MASK) >=
+	    buf->nr_phys)
+		return 0;
 	/* Pairs with the commits' release adds: their stores (the closer's
 	 * data size among them) are visible once counted here. */
 	c = grb_load_acquire(&buf->hot[slot].cc);

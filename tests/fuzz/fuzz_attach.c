@@ -20,7 +20,7 @@
  * counters and the data it works from are then damaged too.
  *
  * Built with clang's -fsanitize=fuzzer,address (option GRB_FUZZ).
- *	build/fuzz/tests/fuzz_attach -max_total_time=600 corpus/
+ *	build/clang/tests/fuzz_attach -max_total_time=600 -timeout=10 corpus/
  */
 #include <errno.h>
 #include <stdint.h>
