@@ -189,6 +189,25 @@ static int walk_ok(const struct piece *p, unsigned int n, const int *dmg,
 	return off == ds && count == v->records;
 }
 
+/* Bytes the damaged pieces cover (p[] sorted by position). */
+static uint64_t damaged_bytes(const struct piece *p, unsigned int n)
+{
+	uint64_t sum = 0, end = 0;
+	unsigned int i;
+
+	for (i = 0; i < n; i++) {
+		if (!p[i].damaged)
+			continue;
+		if (p[i].a >= end)
+			sum += p[i].b - p[i].a;
+		else if (p[i].b > end)
+			sum += p[i].b - end;
+		if (p[i].b > end)
+			end = p[i].b;
+	}
+	return sum;
+}
+
 /* Matching sets kept for the decode check; beyond, the union is taken. */
 #define MAX_MATCHES 32
 
@@ -273,6 +292,10 @@ static int choose(struct piece *p, unsigned int n, uint64_t missing,
 	for (j = 0; j < nu; j++)
 		if (hit >> j & 1)
 			p[idx[j]].damaged = 1;
+	/* Sets that damage the same bytes (two entries naming the same
+	 * header, one of them stale) are one answer, not an ambiguity. */
+	if (nm > 1 && damaged_bytes(p, n) == missing)
+		nm = 1;
 	return nm > 1 ? 2 : 1;
 }
 
@@ -432,10 +455,20 @@ again:
 				checked = 1;
 				goto again;
 			}
-			/* A CAS that would have moved the position past where
-			 * it is cannot have happened. */
-			if (st == GRB_J_TENTATIVE && end > pos)
+			/*
+			 * A CAS that would have moved the position past where
+			 * it is cannot have happened.  Loaded again after the
+			 * verdict, the position proves it never will: the
+			 * entry is freed, so that it cannot pass later for a
+			 * reservation that was made (a stale entry is what
+			 * makes two sets match).
+			 */
+			if (st == GRB_J_TENTATIVE && end > pos) {
+				if (end > grb_load_acquire(&buf->shm->offset))
+					grb_store_release(&s->e[k].word,
+						grb__jword(GRB_J_NONE, 0));
 				continue;
+			}
 			if (begin < old || end < begin ||
 			    entry_pieces(buf, st, old, begin, end, xend, L, E,
 					 p, &n))

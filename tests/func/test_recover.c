@@ -253,7 +253,7 @@ static int reap(struct grb_channel *chan, pid_t pid, uint64_t *read)
 
 /* Points a write or a flush passes, and whether a kill there comes
  * after the in-flight record's commit add (2), between its reservation
- * and the add (1), or before its reservation (0). */
+ * and the add (1), before its reservation (0), or either (-1). */
 static const struct {
 	enum grb_hook_point point;
 	int when;
@@ -265,8 +265,11 @@ static const struct {
 	{ GRB_HOOK_END_OLD, 1, 4 },
 	{ GRB_HOOK_COMMIT_BEFORE, 1, 400 },
 	{ GRB_HOOK_COMMIT_AFTER, 2, 400 },
-	{ GRB_HOOK_DELIVER_META, 2, 4 },
-	{ GRB_HOOK_DELIVER_PUBLISH, 2, 4 },
+	/* A delivery runs in the commit that completes a sub-buffer, or in
+	 * a reservation whose padding does (the record not yet committed):
+	 * either may be the in-flight one's fate. */
+	{ GRB_HOOK_DELIVER_META, -1, 4 },
+	{ GRB_HOOK_DELIVER_PUBLISH, -1, 4 },
 	{ GRB_HOOK_FLUSH_LOADED, 0, 6 },
 	{ GRB_HOOK_ENTER_PUSHED, 1, 400 },
 	{ GRB_HOOK_PUSH_BEFORE_CAS, 1, 8 },
