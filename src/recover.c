@@ -387,6 +387,19 @@ static uint64_t repair(const struct grb_config *cfg, struct grb_buf *buf,
 }
 
 /*
+ * Is the closed sub-buffer at L still undelivered?  (A lap whose previous
+ * one is not delivered was never opened: not stuck, and nothing to do.)
+ * Acquire: pairs with the release store of cc_sb in grb__deliver_publish().
+ */
+static int stuck_lap(const struct grb_buf *buf, uint64_t L)
+{
+	uint64_t cc_sb = grb_load_acquire(&buf->cold[grb__slot(buf, L)].cc_sb);
+
+	return !grb__delivered(buf, cc_sb, L) &&
+		grb__prev_lap_delivered(buf, cc_sb, L);
+}
+
+/*
  * Try the stuck sub-buffer at L, the write position having been pos.
  * Return: 1 recovered; 0 not now (a live writer holds a part of it, or
  * what is missing does not match what the dead left).
@@ -476,8 +489,17 @@ again:
 		}
 	}
 	if (missing == 0) {
-		/* Complete: its last committer died before delivering. */
-		if (n == 0)
+		/*
+		 * Complete: its last committer died before delivering.  No
+		 * CAS protects this path as the counter's protects the other,
+		 * so check again, after the liveness verdicts, that it is
+		 * still undelivered: a committer that delivered after the
+		 * caller's check and then died before freeing its entry must
+		 * not see its lap delivered twice (by then the ring may have
+		 * come round to the slot).  The dead process's stores are
+		 * all visible: the kernel ended it before /proc said so.
+		 */
+		if (n == 0 || !stuck_lap(buf, L))
 			return 0;
 		/* Overwrite mode: a deliverer that died after publishing the
 		 * id left only cc_sb to store; the reader may already have
@@ -571,7 +593,7 @@ int grb_buf_recover(struct grb_buf *buf, uint64_t deadline_ns,
 	const struct grb_config *cfg;
 	struct grb_recover_info local;
 	struct alive_cache ac;
-	uint64_t pos, top, L, k, cc_sb, first = UINT64_MAX, upto, t;
+	uint64_t pos, top, L, k, first = UINT64_MAX, upto, t;
 	int stuck = 0, done = 0;
 
 	if (!buf)
@@ -592,9 +614,7 @@ int grb_buf_recover(struct grb_buf *buf, uint64_t deadline_ns,
 		if (top < k * buf->subbuf_size)
 			continue;
 		L = top - k * buf->subbuf_size;
-		cc_sb = grb_load_acquire(&buf->cold[grb__slot(buf, L)].cc_sb);
-		if (grb__delivered(buf, cc_sb, L) ||
-		    !grb__prev_lap_delivered(buf, cc_sb, L))
+		if (!stuck_lap(buf, L))
 			continue;
 		if (first == UINT64_MAX)
 			first = L;
@@ -621,9 +641,7 @@ int grb_buf_recover(struct grb_buf *buf, uint64_t deadline_ns,
 		if (top < k * buf->subbuf_size)
 			continue;
 		L = top - k * buf->subbuf_size;
-		cc_sb = grb_load_acquire(&buf->cold[grb__slot(buf, L)].cc_sb);
-		if (grb__delivered(buf, cc_sb, L) ||
-		    !grb__prev_lap_delivered(buf, cc_sb, L))
+		if (!stuck_lap(buf, L))
 			continue;
 		if (recover_one(cfg, buf, L, pos, &ac, info))
 			done++;

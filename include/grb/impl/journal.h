@@ -147,6 +147,14 @@ static GRB_ALWAYS_INLINE void grb__journal_tentative(struct grb_jentry *je,
 	grb_store_relaxed(&je->word, grb__jword(GRB_J_TENTATIVE, old));
 }
 
+/*
+ * OWNED and COMMITTING.  Relaxed: COMMITTING precedes the commit add, a
+ * release, which publishes it; OWNED follows the reserve CAS and the
+ * padding and header adds, whose acquire halves keep it from becoming
+ * visible before them (on ARM64 too).  A recoverer that reads a stale
+ * state is caught by its CAS on the commit counter, which any add since
+ * it loaded the counter makes fail.
+ */
 static GRB_ALWAYS_INLINE void grb__journal_set(struct grb_jentry *je,
 					       uint64_t state)
 {
@@ -156,9 +164,12 @@ static GRB_ALWAYS_INLINE void grb__journal_set(struct grb_jentry *je,
 }
 
 /*
- * Give the entry back.  Release: a thread that reads NONE (the owner
- * taking an entry after a commit on another thread) sees the entry's
- * last use complete.
+ * Give the entry back.  Release: pairs with the recoverer's acquire load
+ * of the word (src/recover.c), so that one that reads NONE also sees the
+ * commit add and the delivery that came before it.  The owner taking the
+ * entry again needs no more than coherence: its load of NONE (relaxed, in
+ * grb__journal_take()) orders its own later store of the same word after
+ * this one, and no other field is written by the committer.
  */
 static GRB_ALWAYS_INLINE void grb__journal_free(struct grb_jentry *je)
 {
