@@ -276,6 +276,23 @@ static const struct {
 };
 #define NPOINTS (sizeof(points) / sizeof(points[0]))
 
+/* A writer process that kills itself at the Nth visit of point k. */
+static pid_t fork_hooked_writer(struct grb_basic *b, uint32_t w,
+				unsigned int k, int migrate)
+{
+	pid_t pid;
+
+	kill_point = points[k].point;
+	kill_after = 1 + (long)(rnd() % (uint64_t)points[k].max_after);
+	pid = fork();
+	CHECK(pid >= 0);
+	if (pid == 0) {
+		grb_test_set_hook(kill_hook, &sh->w[w]);
+		writer(b, w, migrate);
+	}
+	return pid;
+}
+
 struct totals {
 	uint64_t read, dead_expected, dead_max, kills, rounds;
 	int overwrite;          /* committed records may be overwritten */
@@ -345,14 +362,7 @@ static void run(enum grb_mode mode, enum grb_alloc alloc, long kills,
 		k = (unsigned int)(r % NPOINTS);
 		CHECK(w + 2 < MAXW);
 		if (hooked) {
-			kill_point = points[k].point;
-			kill_after = 1 + (long)(rnd() % (uint64_t)points[k].max_after);
-			pid = fork();
-			CHECK(pid >= 0);
-			if (pid == 0) {
-				grb_test_set_hook(kill_hook, &sh->w[w]);
-				writer(b, w, 0);
-			}
+			pid = fork_hooked_writer(b, w, k, 0);
 			status = reap(chan, pid, &t.read);
 			if (WIFSIGNALED(status)) {
 				CHECK_EQ(WTERMSIG(status), SIGKILL);
@@ -371,14 +381,7 @@ static void run(enum grb_mode mode, enum grb_alloc alloc, long kills,
 			 * the other writes on), or by the test at a random
 			 * time if its hook has not fired by then.
 			 */
-			kill_point = points[k].point;
-			kill_after = 1 + (long)(rnd() % (uint64_t)points[k].max_after);
-			pid = fork();
-			CHECK(pid >= 0);
-			if (pid == 0) {
-				grb_test_set_hook(kill_hook, &sh->w[w]);
-				writer(b, w, 1);
-			}
+			pid = fork_hooked_writer(b, w, k, 1);
 			other = fork();
 			CHECK(other >= 0);
 			if (other == 0)
@@ -436,6 +439,16 @@ static void *slot_thread(void *arg)
 static void *one_write(void *arg)
 {
 	*(int *)arg = grb_basic_write(slots_b, "y", 1);
+	return NULL;
+}
+
+static void *one_flush(void *arg)
+{
+	*(int *)arg = grb_channel_flush(grb_basic_channel(slots_b),
+					GRB_FLUSH_ACTIVE);
+	if (*(int *)arg == 0)
+		*(int *)arg = grb_buf_flush(grb_channel_buf(
+			grb_basic_channel(slots_b), 0), GRB_FLUSH_ACTIVE);
 	return NULL;
 }
 
@@ -548,6 +561,12 @@ static void contract(void)
 	CHECK_EQ(extra, -EBUSY);
 	grb_channel_get_stats(grb_basic_channel(slots_b), &st);
 	CHECK_U64(st.lost_nesting, 1);
+	/* A flush moves the position too: with no slot, -EBUSY. */
+	extra = 1;
+	CHECK_EQ(pthread_create(&tid[GRB_JOURNAL_SLOTS], NULL, one_flush,
+				&extra), 0);
+	CHECK_EQ(pthread_join(tid[GRB_JOURNAL_SLOTS], NULL), 0);
+	CHECK_EQ(extra, -EBUSY);
 	pthread_barrier_wait(&bar_exit);
 	for (i = 0; i < GRB_JOURNAL_SLOTS; i++)
 		CHECK_EQ(pthread_join(tid[i], NULL), 0);
