@@ -138,6 +138,17 @@ static int basic_create(const struct grb_basic_attr *attr,
 			const struct grb_shm_attr *sattr, int shared,
 			struct grb_basic **out);
 
+/* One constant configuration per case, so each inlines its own path. */
+#define BASIC_CASES(call)                                                  \
+	case 0: return call(0);   case 1: return call(1);                  \
+	case 2: return call(2);   case 3: return call(3);                  \
+	case 4: return call(4);   case 5: return call(5);                  \
+	case 6: return call(6);   case 7: return call(7);                  \
+	case 8: return call(8);   case 9: return call(9);                  \
+	case 10: return call(10); case 11: return call(11);                \
+	case 12: return call(12); case 13: return call(13);                \
+	case 14: return call(14); default: return call(15)
+
 int grb_basic_create(const struct grb_basic_attr *attr, struct grb_basic **out)
 {
 	return basic_create(attr, NULL, 0, out);
@@ -300,22 +311,9 @@ int grb_basic_write(struct grb_basic *b, const void *data, size_t len)
 		return -EINVAL;
 	/* One constant configuration per case: each inlines its own path. */
 	switch (b->cfg - basic_configs) {
-	case 0: return basic_write(&basic_configs[0], b, data, len);
-	case 1: return basic_write(&basic_configs[1], b, data, len);
-	case 2: return basic_write(&basic_configs[2], b, data, len);
-	case 3: return basic_write(&basic_configs[3], b, data, len);
-	case 4: return basic_write(&basic_configs[4], b, data, len);
-	case 5: return basic_write(&basic_configs[5], b, data, len);
-	case 6: return basic_write(&basic_configs[6], b, data, len);
-	case 7: return basic_write(&basic_configs[7], b, data, len);
-	case 8: return basic_write(&basic_configs[8], b, data, len);
-	case 9: return basic_write(&basic_configs[9], b, data, len);
-	case 10: return basic_write(&basic_configs[10], b, data, len);
-	case 11: return basic_write(&basic_configs[11], b, data, len);
-	case 12: return basic_write(&basic_configs[12], b, data, len);
-	case 13: return basic_write(&basic_configs[13], b, data, len);
-	case 14: return basic_write(&basic_configs[14], b, data, len);
-	default: return basic_write(&basic_configs[15], b, data, len);
+#define BASIC_WRITE(i) basic_write(&basic_configs[i], b, data, len)
+	BASIC_CASES(BASIC_WRITE);
+#undef BASIC_WRITE
 	}
 }
 
@@ -325,22 +323,9 @@ int grb_basic_reserve(struct grb_basic *b, size_t len,
 	if (!b || !w || len > GRB_BASIC_MAX_LEN)
 		return -EINVAL;
 	switch (b->cfg - basic_configs) {
-	case 0: return basic_reserve_w(&basic_configs[0], b, len, w);
-	case 1: return basic_reserve_w(&basic_configs[1], b, len, w);
-	case 2: return basic_reserve_w(&basic_configs[2], b, len, w);
-	case 3: return basic_reserve_w(&basic_configs[3], b, len, w);
-	case 4: return basic_reserve_w(&basic_configs[4], b, len, w);
-	case 5: return basic_reserve_w(&basic_configs[5], b, len, w);
-	case 6: return basic_reserve_w(&basic_configs[6], b, len, w);
-	case 7: return basic_reserve_w(&basic_configs[7], b, len, w);
-	case 8: return basic_reserve_w(&basic_configs[8], b, len, w);
-	case 9: return basic_reserve_w(&basic_configs[9], b, len, w);
-	case 10: return basic_reserve_w(&basic_configs[10], b, len, w);
-	case 11: return basic_reserve_w(&basic_configs[11], b, len, w);
-	case 12: return basic_reserve_w(&basic_configs[12], b, len, w);
-	case 13: return basic_reserve_w(&basic_configs[13], b, len, w);
-	case 14: return basic_reserve_w(&basic_configs[14], b, len, w);
-	default: return basic_reserve_w(&basic_configs[15], b, len, w);
+#define BASIC_RESERVE(i) basic_reserve_w(&basic_configs[i], b, len, w)
+	BASIC_CASES(BASIC_RESERVE);
+#undef BASIC_RESERVE
 	}
 }
 
