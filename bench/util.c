@@ -199,73 +199,6 @@ int bench_scale_run(struct bench_scale *s)
 /* Kill a child that outlives this: a hung lttng or valgrind. */
 #define BENCH_RUN_TIMEOUT_MS (600 * 1000)
 
-int bench_run(char *const argv[], char *out, size_t cap)
-{
-	uint64_t deadline = bench_now_ns() +
-			    (uint64_t)BENCH_RUN_TIMEOUT_MS * 1000000u;
-	int fd[2], status, timed_out = 0;
-	size_t len = 0;
-	pid_t pid;
-
-	if (pipe2(fd, O_CLOEXEC) != 0)
-		return -1;
-	pid = fork();
-	if (pid < 0) {
-		close(fd[0]);
-		close(fd[1]);
-		return -1;
-	}
-	if (pid == 0) {
-		int null = open("/dev/null", O_RDWR | O_CLOEXEC);
-
-		sched_setaffinity(0, sizeof(bench_mask), &bench_mask);
-		dup2(null, STDIN_FILENO);
-		dup2(out ? fd[1] : null, STDOUT_FILENO);
-		dup2(out ? fd[1] : null, STDERR_FILENO);
-		execvp(argv[0], argv);
-		_exit(127);
-	}
-	close(fd[1]);
-	for (;;) {
-		char scratch[4096];
-		char *dst = out && len + 1 < cap ? out + len : scratch;
-		size_t room = out && len + 1 < cap ? cap - 1 - len
-						   : sizeof(scratch);
-		struct pollfd pfd = { fd[0], POLLIN, 0 };
-		uint64_t now = bench_now_ns();
-		ssize_t r;
-
-		if (now >= deadline) {
-			kill(pid, SIGKILL);
-			timed_out = 1;
-			break;
-		}
-		r = poll(&pfd, 1, (int)((deadline - now) / 1000000u) + 1);
-		if (r < 0 && errno == EINTR)
-			continue;
-		if (r == 0)
-			continue;
-		r = read(fd[0], dst, room);
-		if (r < 0 && errno == EINTR)
-			continue;
-		if (r <= 0)
-			break;
-		if (dst != scratch)
-			len += (size_t)r;
-	}
-	close(fd[0]);
-	if (out && cap)
-		out[len] = '\0';
-	while (waitpid(pid, &status, 0) < 0)
-		if (errno != EINTR)
-			return -1;
-	if (timed_out)
-		return 128 + SIGKILL;
-	if (WIFEXITED(status))
-		return WEXITSTATUS(status);
-	return 128 + WTERMSIG(status);
-}
-
 int bench_spawn(char *const argv[], int *out_fd)
 {
 	int fd[2] = { -1, -1 };
@@ -296,6 +229,59 @@ int bench_spawn(char *const argv[], int *out_fd)
 		*out_fd = fd[0];
 	}
 	return (int)pid;
+}
+
+int bench_run(char *const argv[], char *out, size_t cap)
+{
+	uint64_t deadline = bench_now_ns() +
+			    (uint64_t)BENCH_RUN_TIMEOUT_MS * 1000000u;
+	int fd, status, timed_out = 0;
+	size_t len = 0;
+	pid_t pid;
+
+	if (!out)
+		return (pid = bench_spawn(argv, NULL)) < 0 ? -1 :
+			bench_wait(pid, BENCH_RUN_TIMEOUT_MS);
+	pid = bench_spawn(argv, &fd);
+	if (pid < 0)
+		return -1;
+	for (;;) {
+		char scratch[4096];
+		char *dst = len + 1 < cap ? out + len : scratch;
+		size_t room = len + 1 < cap ? cap - 1 - len : sizeof(scratch);
+		struct pollfd pfd = { fd, POLLIN, 0 };
+		uint64_t now = bench_now_ns();
+		ssize_t r;
+
+		if (now >= deadline) {
+			kill(pid, SIGKILL);
+			timed_out = 1;
+			break;
+		}
+		r = poll(&pfd, 1, (int)((deadline - now) / 1000000u) + 1);
+		if (r < 0 && errno == EINTR)
+			continue;
+		if (r == 0)
+			continue;
+		r = read(fd, dst, room);
+		if (r < 0 && errno == EINTR)
+			continue;
+		if (r <= 0)
+			break;
+		if (dst != scratch)
+			len += (size_t)r;
+	}
+	close(fd);
+	if (cap)
+		out[len] = '\0';
+	while (waitpid(pid, &status, 0) < 0)
+		if (errno != EINTR)
+			return -1;
+	if (timed_out)
+		return 128 + SIGKILL;
+	if (WIFEXITED(status))
+		return WEXITSTATUS(status);
+	return 128 + WTERMSIG(status);
 }
 
 int bench_wait(int pid, unsigned int timeout_ms)
