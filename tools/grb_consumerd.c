@@ -416,7 +416,8 @@ int main(int argc, char **argv)
 	unsigned int seen = 0, count = 0, gone = 0, i, np;
 	uint64_t last_read = 0;
 	int64_t last_t = now_ns();
-	int lsock = -1, c, status = 0;
+	int lsock = -1, c, status = 0, bound;
+	mode_t old_mask;
 	char buf[1];
 
 	while ((c = getopt_long(argc, argv, "l:a:n:t:r:qh", opts, NULL)) != -1) {
@@ -485,16 +486,29 @@ int main(int argc, char **argv)
 	} else {
 		memset(&sa, 0, sizeof(sa));
 		sa.sun_family = AF_UNIX;
-		if (strlen(listen_path) >= sizeof(sa.sun_path)) {
+		/*
+		 * Bound under a temporary name, owner-only from the start
+		 * (umask: no window with looser bits), and renamed once it
+		 * listens: a producer that sees the path can connect.
+		 */
+		if (strlen(listen_path) + 4 >= sizeof(sa.sun_path)) {
 			fprintf(stderr, "grb-consumerd: socket path too long\n");
 			return 1;
 		}
-		strcpy(sa.sun_path, listen_path);
+		snprintf(sa.sun_path, sizeof(sa.sun_path), "%s.tmp",
+			 listen_path);
+		unlink(sa.sun_path);
 		lsock = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
-		if (lsock < 0 || bind(lsock, (struct sockaddr *)&sa, sizeof(sa)) < 0 ||
-		    chmod(listen_path, 0600) < 0 || listen(lsock, 16) < 0) {
+		old_mask = umask(0177);
+		bound = lsock < 0 ? -1 :
+			bind(lsock, (struct sockaddr *)&sa, sizeof(sa));
+		umask(old_mask);
+		if (bound < 0 || listen(lsock, 16) < 0 ||
+		    rename(sa.sun_path, listen_path) < 0) {
 			fprintf(stderr, "grb-consumerd: %s: %s\n", listen_path,
 				strerror(errno));
+			if (lsock >= 0)
+				unlink(sa.sun_path);
 			return 1;
 		}
 	}
