@@ -1,0 +1,208 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * clients/ctf/ctf_output.c - the tracer's writer thread: takes every
+ * delivered packet and appends it to its stream file in the trace
+ * directory, flushes quiet buffers each period, and at stop drains
+ * everything and ends each stream with the final loss count.
+ *
+ * Before a packet is written, two of its fields are made what a CTF
+ * reader expects of a stream, which the engine cannot promise because
+ * sub-buffers are delivered in commit order, not position order:
+ * events_discarded never decreases from one packet to the next (a
+ * packet delivered late carries an older count), and the gaps in
+ * packet_seq_num are counted as the packets a reader will report lost.
+ */
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "ctf_internal.h"
+
+static int write_all(int fd, const char *p, size_t len)
+{
+	while (len) {
+		ssize_t n = write(fd, p, len);
+
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0)
+			return -errno;
+		if (n == 0)
+			return -EIO;
+		p += n;
+		len -= (size_t)n;
+	}
+	return 0;
+}
+
+/* Write one packet of buffer @i; 0, -EAGAIN (none), -ENODATA (drained). */
+static int take_packet(struct grb_ctf *t, unsigned int i)
+{
+	struct grb_buf *buf = grb_channel_buf(t->chan, i);
+	struct ctf_stream *s = &t->streams[i];
+	struct grb_reader_subbuf sb;
+	struct ctf_packet *h;
+	uint64_t gap = 0;
+	int ret;
+
+	ret = grb_reader_get_next(buf);
+	if (ret)
+		return ret;
+	ret = grb_reader_held(buf, &sb);
+	if (ret)
+		goto put;
+	/* The reader owns the held sub-buffer until put_next (in place in
+	 * discard mode, the swapped-out spare in overwrite mode). */
+	h = (struct ctf_packet *)(uintptr_t)sb.data;
+	if (h->events_discarded < s->last_discarded)
+		h->events_discarded = s->last_discarded;
+	if (s->started && sb.seq > s->next_seq)
+		gap = sb.seq - s->next_seq;
+	if (!t->write_error) {
+		ret = write_all(s->fd, (const char *)sb.data, sb.data_size);
+		if (ret) {
+			/* End the file at the last packet written whole. */
+			if (ftruncate(s->fd, (off_t)s->size) == 0)
+				lseek(s->fd, (off_t)s->size, SEEK_SET);
+			t->write_error = ret;
+		}
+	}
+	if (!t->write_error) {
+		s->last_discarded = h->events_discarded;
+		s->next_seq = sb.seq + 1;
+		s->started = 1;
+		s->size += sb.data_size;
+		pthread_mutex_lock(&t->stats_lock);
+		t->stats.packets++;
+		t->stats.packets_discarded += gap;
+		t->stats.bytes += sb.data_size;
+		pthread_mutex_unlock(&t->stats_lock);
+	}
+put:
+	grb_reader_put_next(buf);
+	return ret;
+}
+
+static void drain(struct grb_ctf *t)
+{
+	unsigned int n = grb_channel_nr_bufs(t->chan);
+
+	for (unsigned int i = 0; i < n; i++)
+		while (take_packet(t, i) == 0)
+			;
+}
+
+static uint64_t refused(struct grb_buf *buf)
+{
+	struct grb_buf_stats st;
+
+	grb_buf_get_stats(buf, &st);
+	return st.lost_full + st.lost_wrap + st.lost_big + st.lost_nesting;
+}
+
+static void *writer_main(void *arg)
+{
+	struct grb_ctf *t = (struct grb_ctf *)arg;
+	uint64_t since_tick = 0, slice = t->flush_period_ns / 4;
+	unsigned int n = grb_channel_nr_bufs(t->chan);
+
+	if (!slice)
+		slice = 1;
+	while (!atomic_load_explicit(&t->stop, memory_order_acquire)) {
+		drain(t);
+		grb_channel_wait(t->chan, NULL, (int64_t)slice);
+		since_tick += slice;
+		if (since_tick >= t->flush_period_ns) {
+			grb_channel_tick(t->chan, GRB_TICK_FLUSH);
+			since_tick = 0;
+		}
+	}
+	/* Writers are done (grb_ctf_stop()'s contract). */
+	grb_channel_flush(t->chan, GRB_FLUSH_ACTIVE);
+	drain(t);
+	/*
+	 * A stream whose last packet does not carry every refused event
+	 * (they came after its last delivery) gets one more, header only,
+	 * so that a reader reports them all.
+	 */
+	for (unsigned int i = 0; i < n; i++) {
+		struct grb_buf *buf = grb_channel_buf(t->chan, i);
+
+		if (refused(buf) > t->streams[i].last_discarded &&
+		    grb_buf_flush(buf, GRB_FLUSH_EMPTY) == 0)
+			while (take_packet(t, i) == 0)
+				;
+	}
+	grb_channel_finalize(t->chan);
+	drain(t);
+	return NULL;
+}
+
+static void close_streams(struct grb_ctf *t, unsigned int n)
+{
+	for (unsigned int i = 0; i < n; i++) {
+		if (t->streams[i].fd >= 0)
+			close(t->streams[i].fd);
+		grb_reader_release(grb_channel_buf(t->chan, i));
+	}
+}
+
+int grb__ctf_output_start(struct grb_ctf *t)
+{
+	unsigned int n = grb_channel_nr_bufs(t->chan), i;
+	char path[4200];
+	int ret = 0;
+
+	t->streams = (struct ctf_stream *)calloc(n, sizeof(*t->streams));
+	if (!t->streams)
+		return -ENOMEM;
+	for (i = 0; i < n; i++) {
+		struct grb_buf *buf = grb_channel_buf(t->chan, i);
+		int cpu = grb_buf_cpu(buf);
+
+		snprintf(path, sizeof(path), "%s/%s_%d", t->trace_dir, t->name,
+			 cpu < 0 ? 0 : cpu);
+		t->streams[i].fd = open(path, O_WRONLY | O_CREAT | O_EXCL |
+					O_CLOEXEC, 0644);
+		if (t->streams[i].fd < 0) {
+			ret = -errno;
+			break;
+		}
+		ret = grb_reader_open(buf);
+		if (ret) {
+			close(t->streams[i].fd);
+			unlink(path);
+			break;
+		}
+	}
+	if (!ret) {
+		ret = -pthread_create(&t->thread, NULL, writer_main, t);
+		if (!ret) {
+			t->thread_started = 1;
+			return 0;
+		}
+	}
+	/* Undo: the files this call created. */
+	for (unsigned int j = 0; j < i; j++) {
+		int cpu = grb_buf_cpu(grb_channel_buf(t->chan, j));
+
+		snprintf(path, sizeof(path), "%s/%s_%d", t->trace_dir, t->name,
+			 cpu < 0 ? 0 : cpu);
+		unlink(path);
+	}
+	close_streams(t, i);
+	free(t->streams);
+	t->streams = NULL;
+	return ret;
+}
+
+int grb__ctf_output_stop(struct grb_ctf *t)
+{
+	atomic_store_explicit(&t->stop, 1, memory_order_release);
+	pthread_join(t->thread, NULL);
+	t->thread_started = 0;
+	close_streams(t, grb_channel_nr_bufs(t->chan));
+	return t->write_error;
+}

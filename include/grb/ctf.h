@@ -1,0 +1,310 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * grb/ctf.h - a tracer client that writes Common Trace Format 1.8 traces,
+ * which babeltrace2, babeltrace 1.5 and Trace Compass read.
+ *
+ * A tracer declares its event classes at run time (a name and fields of
+ * integer, floating point, string and enumeration types, scalars or
+ * fixed arrays), then records each event with one call.  Every buffer of
+ * the channel is a CTF stream: each sub-buffer is one packet, whose
+ * header (magic, trace UUID, stream id, stream instance id = the CPU)
+ * and context (timestamp_begin/end, content_size, packet_size,
+ * packet_seq_num, events_discarded, cpu_id) the client writes when the
+ * sub-buffer opens and patches when it is delivered.  Events are packed
+ * (byte-aligned) in native byte order:
+ *
+ *	compact header, u32:  id (bits 0-4) | low 27 timestamp bits (5-31)
+ *	extended header:      u8 31, u32 id, u64 full timestamp (13 bytes)
+ *	payload:              the fields in declaration order
+ *
+ * The extended header is used for ids from GRB_CTF_COMPACT_IDS up, and
+ * whenever the engine asks for a full timestamp (a packet's first
+ * event, or more than 2^27 clock units since the previous one), so a
+ * reader never misses a wrap of the 27 bits.  Compact id 30 is reserved
+ * for padding ("grb:padding", grb/recover.h) and written only over the
+ * bytes of a writer that died before committing.
+ *
+ * Output.  With attr.trace_dir, a thread of the tracer writes the trace
+ * there: a file "metadata" (TSDL, rewritten when an event class is
+ * added) and one stream file per buffer, NAME_CPU (NAME_0 for a
+ * per-channel buffer).  `babeltrace2 DIR` prints it.  With attr.shm_dir
+ * the buffers are files SHM_DIR/NAME.i in shared memory (grb/shm.h) and
+ * the metadata is SHM_DIR/NAME.metadata; grb-consumerd --attach drains
+ * them into a trace directory, and grb-crash rebuilds a trace from them
+ * after the producer died.
+ *
+ * Losses.  events_discarded in each packet is the running count of
+ * events the buffer refused (buffer full, next sub-buffer still being
+ * written, too big, nesting), which babeltrace reports as "discarded
+ * events"; packets overwritten in overwrite mode leave gaps in
+ * packet_seq_num, which it reports as "discarded packets".  The writer
+ * thread keeps both counts (struct grb_ctf_stats) so that they can be
+ * compared with what a reader reports.
+ *
+ * Concurrency: grb_ctf_emit*() from any thread or signal handler;
+ * grb_ctf_event_register() from any thread (not a signal handler);
+ * grb_ctf_stop() and grb_ctf_destroy() once every writer is done.
+ */
+#ifndef GRB_CTF_H
+#define GRB_CTF_H
+
+#include "grb/api.h"
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "grb/config.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+struct grb_ctf;
+struct grb_ctf_event;
+struct grb_channel;
+
+/* The client name of CTF channels in shared memory (grb/shm.h). */
+#define GRB_CTF_CLIENT "grb-ctf"
+
+/* Event ids below this use the 4-byte compact header. */
+#define GRB_CTF_COMPACT_IDS 30u
+/* The id of padding events (never a registered class). */
+#define GRB_CTF_PADDING_ID 30u
+/* Most event classes one tracer may register. */
+#define GRB_CTF_MAX_EVENTS 4096u
+/* Most fields in one event class. */
+#define GRB_CTF_MAX_FIELDS 64u
+/* Longest event, field or enumeration label name (bytes, NUL excluded). */
+#define GRB_CTF_NAME_MAX 127u
+/* Most elements in a fixed array field. */
+#define GRB_CTF_ARRAY_MAX 65536u
+/* Most labels in one enumeration. */
+#define GRB_CTF_ENUM_MAX 256u
+
+/* Clock of a trace. */
+enum grb_ctf_clock {
+	/* CLOCK_MONOTONIC in nanoseconds (vDSO clock_gettime). */
+	GRB_CTF_CLOCK_MONOTONIC = 0,
+	/* The time-stamp counter (rdtscp), its frequency measured against
+	 * CLOCK_MONOTONIC at creation.  x86-64 with an invariant TSC only
+	 * (-ENOTSUP otherwise). */
+	GRB_CTF_CLOCK_TSC = 1,
+};
+
+/* Kind of a field. */
+enum grb_ctf_kind {
+	GRB_CTF_INT = 0,     /* size 1, 2, 4 or 8 bytes; signed or not */
+	GRB_CTF_FLOAT = 1,   /* size 4 (float) or 8 (double) */
+	GRB_CTF_STRING = 2,  /* NUL-terminated UTF-8; size 0; no array */
+	GRB_CTF_ENUM = 3,    /* an integer (size, signed) with labels */
+};
+
+/* One label of an enumeration: the value it names. */
+struct grb_ctf_enum_label {
+	const char *label;
+	int64_t value;
+};
+
+/* One field of an event class. */
+struct grb_ctf_field {
+	const char *name;      /* a C identifier, at most GRB_CTF_NAME_MAX */
+	enum grb_ctf_kind kind;
+	unsigned int size;     /* bytes of one element (see the kinds) */
+	int is_signed;         /* INT and ENUM: two's complement */
+	unsigned int base;     /* INT: display base 2, 8, 10 or 16 (0: 10) */
+	unsigned int length;   /* 0: a scalar; N: a fixed array of N
+				  elements (INT, FLOAT, ENUM) */
+	const struct grb_ctf_enum_label *labels;  /* ENUM: 1 or more */
+	unsigned int nr_labels;
+};
+
+/* An event class, as the tracer declares it. */
+struct grb_ctf_event_desc {
+	const char *name;      /* printable, no '"' or '\\', at most
+				  GRB_CTF_NAME_MAX bytes, not "grb:padding" */
+	int loglevel;          /* 0 to 14 as LTTng's, or -1 for none */
+	const struct grb_ctf_field *fields;
+	unsigned int nr_fields;  /* 0 to GRB_CTF_MAX_FIELDS */
+};
+
+struct grb_ctf_attr {
+	/* Channel name: stream files are NAME_CPU; shared files NAME.i.
+	 * 1 to 63 bytes of [A-Za-z0-9_.-]. */
+	const char *name;
+	size_t subbuf_size;      /* as struct grb_channel_attr */
+	size_t num_subbuf;
+	enum grb_alloc alloc;
+	enum grb_mode mode;
+	enum grb_ctf_clock clock;
+	/* In-process output: the trace directory (created when missing;
+	 * stream files in it must not exist).  NULL: no writer thread; the
+	 * channel is read elsewhere (shm_dir) or by the caller. */
+	const char *trace_dir;
+	/* Shared memory: an existing directory for the buffer files and
+	 * NAME.metadata (grb/shm.h).  NULL: private buffers. */
+	const char *shm_dir;
+	/* Writer thread: flush a sub-buffer open this long so that a quiet
+	 * CPU's events come out (0: 100 ms). */
+	uint64_t flush_period_ns;
+	/* Written into the metadata's env block (NULL: gethostname()). */
+	const char *hostname;
+};
+
+/**
+ * grb_ctf_create - create a tracer: its channel, metadata and, with
+ * attr->trace_dir, its writer thread.
+ * @attr: as above.
+ * @out: receives the tracer.
+ * Return: 0, or
+ *  -EINVAL   NULL, a bad name, alloc, mode or clock, or what
+ *            grb_channel_create() refuses (geometry);
+ *  -ENOTSUP  GRB_CTF_CLOCK_TSC on a machine without an invariant TSC;
+ *  -EEXIST   a stream or buffer file is already there;
+ *  -ENOMEM, or the errno of mkdir, open, write or pthread_create.
+ * On error nothing is left allocated and no file is left behind but a
+ * trace directory this call created.
+ * Context: any thread; not signal-safe.
+ */
+GRB_API int grb_ctf_create(const struct grb_ctf_attr *attr, struct grb_ctf **out);
+
+/**
+ * grb_ctf_event_register - add an event class; its id is the number of
+ * classes registered before it.
+ * @t: tracer.
+ * @desc: the class; copied, so it need not outlive the call.
+ * @ev: receives the class handle, valid until grb_ctf_destroy().
+ *
+ * The metadata is rewritten (atomically: a new file renamed over the
+ * old) before this returns, so a reader of the trace knows the class
+ * before any of its events.
+ * Return: 0, or
+ *  -EINVAL   NULL, a name that is empty, too long, not allowed (above),
+ *            or already registered; a field whose name is not a C
+ *            identifier or repeats another; a kind, size, base, length
+ *            or label set not allowed for its kind (see the structs);
+ *            more than GRB_CTF_MAX_FIELDS fields;
+ *  -ENOSPC   GRB_CTF_MAX_EVENTS classes already;
+ *  -ENOMEM, or the errno of writing the metadata (the class is then
+ *            not registered).
+ * Context: any thread; serialised with other registrations.
+ */
+GRB_API int grb_ctf_event_register(struct grb_ctf *t,
+				   const struct grb_ctf_event_desc *desc,
+				   const struct grb_ctf_event **ev);
+
+/** grb_ctf_event_id - the id of a class (its registration rank). */
+GRB_API uint32_t grb_ctf_event_id(const struct grb_ctf_event *ev);
+
+/** One field's value for grb_ctf_emit(), by kind. */
+union grb_ctf_value {
+	int64_t i;            /* signed INT or ENUM scalar */
+	uint64_t u;           /* unsigned INT or ENUM scalar */
+	double d;             /* FLOAT scalar (size 4 is narrowed) */
+	const char *s;        /* STRING (NULL is written as "") */
+	const void *array;    /* an array: length elements of size bytes,
+				 native layout (float/double for FLOAT) */
+};
+
+/**
+ * grb_ctf_emit - record one event.
+ * @t: tracer.
+ * @ev: its class.
+ * @values: one value per field, in declaration order.
+ *
+ * Reserves header and payload in the current CPU's buffer with one
+ * compare-and-swap, writes them in place and commits.  Nothing is
+ * allocated and nothing formatted.
+ * Return: 0, or what grb_reserve() returns (the losses it counts appear
+ * as discarded events); -EINVAL for a NULL argument, @ev of another
+ * tracer, or a NULL array.
+ * Context: any thread, signal handlers included.
+ */
+GRB_API int grb_ctf_emit(struct grb_ctf *t, const struct grb_ctf_event *ev,
+			 const union grb_ctf_value *values);
+
+/**
+ * grb_ctf_emit_raw - record one event whose payload the caller laid out
+ * already: the fields packed in order, native byte order, strings with
+ * their NUL.  For an event of fixed-size fields it is a packed C struct.
+ * @len: payload bytes.
+ * Return: as grb_ctf_emit(); -EINVAL also when @len does not match the
+ * class (fixed-size fields) or a string's NUL is missing.
+ * Context: any thread, signal handlers included.
+ */
+GRB_API int grb_ctf_emit_raw(struct grb_ctf *t, const struct grb_ctf_event *ev,
+			     const void *payload, size_t len);
+
+/* What a tracer's channel and writer thread counted. */
+struct grb_ctf_stats {
+	uint64_t events;             /* events committed (all buffers) */
+	uint64_t events_discarded;   /* refused: full, wrap, big, nesting;
+					what the packets' events_discarded
+					add up to */
+	uint64_t events_dead;        /* reserved by a writer that died
+					(shared buffers; padding events) */
+	uint64_t events_overwritten; /* in packets overwritten before the
+					writer thread read them */
+	uint64_t packets;            /* packets written to stream files */
+	uint64_t packets_discarded;  /* gaps in packet_seq_num between the
+					packets written, all streams */
+	uint64_t bytes;              /* bytes written to stream files */
+};
+
+/**
+ * grb_ctf_stop - end of tracing: flush every buffer, drain it into the
+ * stream files, and end each stream with a packet that carries the final
+ * events_discarded (so every refused event is reported), then stop the
+ * writer thread and finalize the channel.
+ * Return: 0; -EALREADY when stopped already; -EINVAL for NULL; the
+ * errno of a write that failed (the trace then ends at the last packet
+ * written whole).
+ * Context: every writer must have returned from its last emit.
+ */
+GRB_API int grb_ctf_stop(struct grb_ctf *t);
+
+/**
+ * grb_ctf_get_stats - the tracer's counters (exact once stopped).
+ * Return: 0, or -EINVAL for NULL.
+ */
+GRB_API int grb_ctf_get_stats(const struct grb_ctf *t, struct grb_ctf_stats *st);
+
+/** grb_ctf_channel - the tracer's channel (for statistics, flushes). */
+GRB_API struct grb_channel *grb_ctf_channel(struct grb_ctf *t);
+
+/**
+ * grb_ctf_config - the configuration of CTF channels with these
+ * attributes, shared variant, for a process that attaches to one
+ * (grb_channel_attach(), client GRB_CTF_CLIENT).  Its record_decode
+ * decodes events of the traces whose metadata this process created or
+ * loaded (grb_ctf_metadata_load()).
+ * Return: the configuration, or NULL for an invalid argument.
+ */
+GRB_API const struct grb_config *grb_ctf_config(enum grb_alloc alloc,
+						enum grb_mode mode,
+						enum grb_ctf_clock clock);
+
+/**
+ * grb_ctf_metadata_load - learn the event layouts of a trace from its
+ * metadata text, so that record_decode of grb_ctf_config() can walk its
+ * packets (grb-crash, grb-consumerd).
+ * @text: the metadata this client wrote; @len its bytes.
+ * @uuid: receives the trace UUID (16 bytes); may be NULL.
+ * Return: 0, or -EBADMSG when @text is not metadata this client wrote
+ * (or is damaged); -ENOMEM.  Loading the same trace again replaces
+ * nothing and is 0 once its classes are known.
+ * Context: any thread.
+ */
+GRB_API int grb_ctf_metadata_load(const char *text, size_t len, uint8_t uuid[16]);
+
+/**
+ * grb_ctf_destroy - stop (when not stopped), destroy the channel (and,
+ * shared, its buffer files and metadata file unless a crash test keeps
+ * them: see grb-crash) and free the tracer.  NULL is a no-op.
+ */
+GRB_API void grb_ctf_destroy(struct grb_ctf *t);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* GRB_CTF_H */
