@@ -302,6 +302,14 @@ int grb_ctf_create(const struct grb_ctf_attr *attr, struct grb_ctf **out)
 	ret = grb__ctf_metadata_write(t);
 	if (ret)
 		goto fail;
+	/*
+	 * Every stream starts with an empty packet whose events_discarded
+	 * is 0: a CTF reader reports the losses of a packet as the
+	 * difference from the previous one, and for a first packet has
+	 * nothing to take it from (babeltrace2 then says only that events
+	 * "may" have been discarded).
+	 */
+	grb_channel_flush(t->chan, GRB_FLUSH_EMPTY);
 	if (t->trace_dir) {
 		ret = grb__ctf_output_start(t);
 		if (ret)
