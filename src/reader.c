@@ -38,6 +38,22 @@ int grb_reader_open(struct grb_buf *buf)
 	return 0;
 }
 
+int grb_reader_takeover(struct grb_buf *buf)
+{
+	uint64_t expected = 0;
+
+	if (!buf)
+		return -EINVAL;
+	if (buf->chan->shared == GRB_CHAN_PRIVATE)
+		return -EOPNOTSUPP;
+	/* Acquire as grb_reader_open(); when the role is taken, a CAS of 1
+	 * to 1 acquires what the previous reader last stored. */
+	if (grb_cas_acq_rel(&buf->shm->active_readers, &expected, 1))
+		return 0;
+	grb_cas_acq_rel(&buf->shm->active_readers, &expected, 1);
+	return 1;
+}
+
 int grb_reader_release(struct grb_buf *buf)
 {
 	int ret = reader_check(buf);

@@ -32,6 +32,7 @@ struct piece {
 	enum piece_kind kind;
 	enum piece_known known;
 	int damaged;
+	uint64_t ts;            /* the entry's reservation timestamp */
 };
 
 /* Candidates one stuck sub-buffer may have; more and it waits. */
@@ -74,7 +75,7 @@ static uint64_t now_ns(void)
 /* Add the pieces of [lo, hi) (within one sub-buffer) to p[]. */
 static int add_piece(struct piece *p, unsigned int *n, uint64_t a, uint64_t b,
 		     enum piece_kind kind, enum piece_known known,
-		     uint64_t L, uint64_t E)
+		     uint64_t L, uint64_t E, uint64_t ts)
 {
 	if (b <= a || b <= L || a >= E)
 		return 0;
@@ -85,6 +86,7 @@ static int add_piece(struct piece *p, unsigned int *n, uint64_t a, uint64_t b,
 	p[*n].kind = kind;
 	p[*n].known = known;
 	p[*n].damaged = 0;
+	p[*n].ts = ts;
 	(*n)++;
 	return 0;
 }
@@ -98,7 +100,7 @@ static int add_piece(struct piece *p, unsigned int *n, uint64_t a, uint64_t b,
  */
 static int entry_pieces(const struct grb_buf *buf, uint64_t state,
 			uint64_t old, uint64_t begin, uint64_t end,
-			uint64_t xend, uint64_t L, uint64_t E,
+			uint64_t xend, uint64_t ts, uint64_t L, uint64_t E,
 			struct piece *p, unsigned int *n)
 {
 	uint64_t open_at = grb__subbuf_trunc(buf, begin);
@@ -108,18 +110,18 @@ static int entry_pieces(const struct grb_buf *buf, uint64_t state,
 	if (tent) {
 		if (old < open_at)
 			ret |= add_piece(p, n, old, open_at, P_PAD, K_UNKNOWN,
-					 L, E);
+					 L, E, ts);
 		if (old <= open_at && open_at < begin)
 			ret |= add_piece(p, n, open_at, begin, P_HDR,
-					 K_UNKNOWN, L, E);
+					 K_UNKNOWN, L, E, ts);
 		else if (open_at < old && old < begin)
 			ret |= add_piece(p, n, old, begin, P_HDR, K_UNKNOWN,
-					 L, E);
+					 L, E, ts);
 	}
 	ret |= add_piece(p, n, begin, end, P_REC,
-			 state == GRB_J_OWNED ? K_FORCED : K_UNKNOWN, L, E);
+			 state == GRB_J_OWNED ? K_FORCED : K_UNKNOWN, L, E, ts);
 	if (xend > end)
-		ret |= add_piece(p, n, end, xend, P_XPAD, K_UNKNOWN, L, E);
+		ret |= add_piece(p, n, end, xend, P_XPAD, K_UNKNOWN, L, E, ts);
 	return ret;
 }
 
@@ -320,23 +322,32 @@ static uint64_t repair(const struct grb_config *cfg, struct grb_buf *buf,
 	struct grb_commit_cold *cold = &buf->cold[grb__slot(buf, L)];
 	char *base = buf->data + (phys << buf->subbuf_order);
 	uint64_t hdr = grb__subbuf_header_size(cfg), E = L + buf->subbuf_size;
-	uint64_t run = E, data_size, ts, a, b;
+	uint64_t run = E, data_size, ts_open = 0, ts_close = 0, a, b;
 	struct grb_subbuf_info si = { 0 };
 	int closer_dead = 0, opener_dead = 0;
 	unsigned int i, j;
 
+	/*
+	 * A dead opener's or closer's timestamp is its journal entry's:
+	 * the records after the opener had their timestamps compressed
+	 * against it, and the closer's is where the next sub-buffer
+	 * begins, so a reader's clock neither jumps a wrap nor goes back.
+	 */
 	qsort(p, n, sizeof(*p), cmp_piece);
 	for (i = n; i-- > 0;) {
 		if (!p[i].damaged)
 			continue;
-		if (p[i].a == L)
+		if (p[i].a == L) {
 			opener_dead = 1;
+			ts_open = p[i].ts;
+		}
 		if (p[i].b == run) {
+			if (run == E)
+				ts_close = p[i].ts;
 			run = p[i].a;
 			closer_dead = 1;
 		}
 	}
-	ts = grb_load_relaxed(&buf->shm->last_ts);
 	if (closer_dead) {
 		data_size = run - L < hdr ? hdr : run - L;
 		info->bytes += buf->subbuf_size - data_size;
@@ -348,11 +359,11 @@ static uint64_t repair(const struct grb_config *cfg, struct grb_buf *buf,
 	if (data_size > buf->subbuf_size || data_size < hdr)
 		data_size = buf->subbuf_size;
 	if (opener_dead) {
-		grb_store_relaxed(&cold->ts_begin, ts);
+		grb_store_relaxed(&cold->ts_begin, ts_open);
 		grb_store_relaxed(&cold->lost_open, grb__lost_total(buf->shm));
 		if (cfg->cb.buffer_begin) {
 			si.seq = L >> buf->subbuf_order;
-			si.timestamp = ts;
+			si.timestamp = ts_open;
 			si.cpu = buf->cpu;
 			cfg->cb.buffer_begin(buf, base, &si);
 		}
@@ -382,7 +393,8 @@ static uint64_t repair(const struct grb_config *cfg, struct grb_buf *buf,
 	}
 	if (closer_dead || !cfg->cb.record_pad)
 		grb__set_close(buf, L, data_size,
-			       closer_dead ? ts : grb_load_relaxed(&cold->ts_end));
+			       closer_dead ? ts_close
+			       : grb_load_relaxed(&cold->ts_end));
 	return data_size;
 }
 
@@ -483,7 +495,8 @@ again:
 				continue;
 			}
 			if (begin < old || end < begin ||
-			    entry_pieces(buf, st, old, begin, end, xend, L, E,
+			    entry_pieces(buf, st, old, begin, end, xend,
+					 grb_load_relaxed(&s->e[k].ts), L, E,
 					 p, &n))
 				return 0;
 		}

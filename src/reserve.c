@@ -153,7 +153,8 @@ int grb__reserve_slow(const struct grb_config *cfg, struct grb_buf *buf,
 		/* The whole range the CAS claims: padding of the sub-buffer
 		 * it closes, header of the one it opens, the record. */
 		if (ctx->jent)
-			grb__journal_tentative(ctx->jent, old, p.begin, p.end);
+			grb__journal_tentative(ctx->jent, old, p.begin, p.end,
+					       ctx->timestamp);
 		GRB_HOOK(GRB_HOOK_SLOW_CHECKED);
 		/* Same pairing as the fast path's CAS. */
 		if (grb_cas_acq_rel(&shm->offset, &old, p.end))

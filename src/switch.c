@@ -207,7 +207,7 @@ int grb_buf_flush(struct grb_buf *buf, enum grb_flush how)
 		 * may not have happened, which is what TENTATIVE says.
 		 */
 		if (je)
-			grb__journal_tentative(je, old, next, next);
+			grb__journal_tentative(je, old, next, next, ts);
 		GRB_HOOK(GRB_HOOK_FLUSH_LOADED);
 		/* Same pairing as the reserve CAS. */
 		if (grb_cas_acq_rel(&buf->shm->offset, &old, next))

@@ -48,6 +48,26 @@ struct grb_buf;
 GRB_API int grb_reader_open(struct grb_buf *buf);
 
 /**
+ * grb_reader_takeover - become the reader of a shared buffer whose reader
+ * process is gone (a crash tool, a restarted consumer), whether or not it
+ * released the buffer.
+ * @buf: a buffer of a shared channel (grb/shm.h).
+ *
+ * What the previous reader held stays held, now by the caller: when
+ * grb_reader_held() then returns 0, that sub-buffer is the oldest one
+ * not yet consumed (taken with get_next) or pinned (get_subbuf); finish
+ * it with the matching put.  The caller asserts that the previous reader
+ * will never touch the buffer again: grb does not know who it was.
+ * Return: 0 when the caller is now the reader (1 when it took the role
+ * from another); -EOPNOTSUPP for a private channel's buffer (its reader
+ * lives and dies with its writers); -EINVAL for NULL.
+ * Context: any thread; not concurrently with another reader function
+ * on @buf in any process.
+ * Ordering: acquire, as grb_reader_open().
+ */
+GRB_API int grb_reader_takeover(struct grb_buf *buf);
+
+/**
  * grb_reader_release - stop reading; a held sub-buffer is put back first
  * (not consumed when it came from get_subbuf, consumed when from get_next).
  * Return: 0; -EPERM when not open; -EINVAL for NULL.

@@ -612,12 +612,62 @@ static void test_other_uid(void)
 	grb_channel_destroy(chan);
 }
 
+/*
+ * grb_reader_takeover(): the role changes hands whether or not it was
+ * released, the held sub-buffer stays held for the new reader, and a
+ * private buffer refuses.
+ */
+static void test_takeover(void)
+{
+	const struct grb_config *cfg =
+		tc_config(TV_SHARED | TV_PER_CHANNEL | TV_DISCARD);
+	struct grb_channel_attr attr = { "takeover", SB, 4, NULL };
+	struct grb_shm_attr mem = { CLIENT, NULL, -1 };
+	struct grb_channel *chan, *att, *priv;
+	struct grb_reader_subbuf sb, sb2;
+	struct grb_buf *own, *rd;
+	int fd;
+
+	CHECK_EQ(grb_reader_takeover(NULL), -EINVAL);
+	CHECK_EQ(grb_channel_create(tc_config(TV_PER_CHANNEL | TV_DISCARD),
+				    &attr, &priv), 0);
+	CHECK_EQ(grb_reader_takeover(grb_channel_buf(priv, 0)), -EOPNOTSUPP);
+	grb_channel_destroy(priv);
+
+	CHECK_EQ(grb_channel_create_shared(cfg, &attr, &mem, &chan), 0);
+	fd = grb_channel_shm_fd(chan, 0);
+	CHECK_EQ(grb_channel_attach(cfg, CLIENT, &fd, 1, GRB_ATTACH_READER,
+				    &att), 0);
+	own = grb_channel_buf(chan, 0);
+	rd = grb_channel_buf(att, 0);
+	/* Free role: taken as by grb_reader_open(). */
+	CHECK_EQ(grb_reader_takeover(own), 0);
+	CHECK_EQ(grb_reader_open(rd), -EBUSY);
+	/* The "dead" reader (the creator's handle) holds a sub-buffer. */
+	CHECK_EQ(tc_write(cfg, chan, 0, 0, 0), 0);
+	CHECK_EQ(tc_write(cfg, chan, 0, 0, 0), 0);
+	CHECK_EQ(grb_buf_flush(own, GRB_FLUSH_ACTIVE), 0);
+	CHECK_EQ(grb_reader_get_next(own), 0);
+	CHECK_EQ(grb_reader_held(own, &sb), 0);
+	/* Taken from it: 1, and the same sub-buffer is held. */
+	CHECK_EQ(grb_reader_takeover(rd), 1);
+	CHECK_EQ(grb_reader_held(rd, &sb2), 0);
+	CHECK_EQ(sb2.pos, sb.pos);
+	CHECK_EQ(sb2.records, 2);
+	CHECK_EQ(grb_reader_put_next(rd), 0);
+	CHECK_EQ(grb_reader_get_next(rd), -EAGAIN);
+	CHECK_EQ(grb_reader_release(rd), 0);
+	grb_channel_destroy(att);
+	grb_channel_destroy(chan);
+}
+
 int main(void)
 {
 	sh = shared_zero(sizeof(*sh));
 	signal(SIGUSR1, SIG_IGN);
 	test_refusals();
 	test_corrupt();
+	test_takeover();
 	test_other_uid();
 	cross_process(TV_DISCARD, 2);
 	cross_process(0, 2);

@@ -70,6 +70,11 @@ struct grb_jentry {
 	grb_atomic_u64 begin;           /* the record's slot start */
 	grb_atomic_u64 end;             /* the position after the CAS */
 	grb_atomic_u64 xend;            /* a discard's close, or 0 */
+	/* The reservation's timestamp: a recoverer writes it into the
+	 * header of a sub-buffer whose dead opener or closer this was, so
+	 * that the packet's time range is the one the records were
+	 * compressed against (0 without a clock). */
+	grb_atomic_u64 ts;
 };
 
 struct grb_jslot {
@@ -139,8 +144,10 @@ static GRB_ALWAYS_INLINE struct grb_jentry *grb__journal_take(struct grb_buf *bu
 static GRB_ALWAYS_INLINE void grb__journal_tentative(struct grb_jentry *je,
 						     uint64_t old,
 						     uint64_t begin,
-						     uint64_t end)
+						     uint64_t end,
+						     uint64_t ts)
 {
+	grb_store_relaxed(&je->ts, ts);
 	grb_store_relaxed(&je->begin, begin);
 	grb_store_relaxed(&je->end, end);
 	grb_store_relaxed(&je->xend, 0);

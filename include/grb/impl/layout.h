@@ -48,7 +48,7 @@ extern "C" {
 
 /* "grbBUF01" in little-endian byte order, first word of every buffer. */
 #define GRB_SHM_MAGIC   UINT64_C(0x3130465542627267)
-#define GRB_SHM_VERSION 5u
+#define GRB_SHM_VERSION 6u
 
 /* Bytes of grb_buf_shm.client, the NUL included (grb/shm.h). */
 #define GRB_SHM_CLIENT_BYTES 32

@@ -221,7 +221,8 @@ static GRB_ALWAYS_INLINE int grb_reserve(const struct grb_config *cfg,
 		return grb__reserve_slow(cfg, buf, ctx);
 	o_end = o_begin + size;
 	if (grb__journaled(cfg) && ctx->jent)
-		grb__journal_tentative(ctx->jent, o_begin, o_begin, o_end);
+		grb__journal_tentative(ctx->jent, o_begin, o_begin, o_end,
+				       ts);
 	GRB_HOOK(GRB_HOOK_RESERVE_LOADED);
 	/*
 	 * acq_rel: acquire pairs with the release of the CAS (or reader
