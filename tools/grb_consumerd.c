@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * tools/grb_consumerd.c - grb-consumerd: drain basic channels that other
- * processes write in shared memory (grb/shm.h) into stream files.
+ * tools/grb_consumerd.c - grb-consumerd: drain basic channels (and, with
+ * --attach, CTF ones) that other processes write in shared memory
+ * (grb/shm.h) into stream files.
  *
  * One thread per channel waits on the channel's futex (grb_channel_wait),
  * splices every delivered sub-buffer into OUTDIR/NAME/stream_I (one file
@@ -29,6 +30,7 @@
 #include <unistd.h>
 
 #include "grb/basic.h"
+#include "grb/ctf.h"
 #include "grb/grb.h"
 
 #define MAX_CHANS 64
@@ -46,6 +48,12 @@ static const char usage[] =
 "    other processes (grb_basic_create_shared, grb/shm.h) and writes each\n"
 "    delivered sub-buffer, header included, to OUTDIR/NAME/stream_I, one\n"
 "    file per buffer, with splice(2).  grb-read prints those files.\n"
+"\n"
+"    With --attach, the channel may also be a CTF tracer's (grb_ctf_create\n"
+"    with shm_dir, grb/ctf.h): OUTDIR/NAME is then a CTF trace, the\n"
+"    metadata (copied from DIR/NAME.metadata whenever the tracer adds an\n"
+"    event class) and one stream file NAME_CPU per buffer, which\n"
+"    `babeltrace2 OUTDIR/NAME` prints.\n"
 "\n"
 "    Every period it flushes sub-buffers that stayed open a whole period,\n"
 "    from its side of the shared mapping, so records of a quiet producer\n"
@@ -94,6 +102,13 @@ struct chan_state {
 	char dir[4096];
 	int conn;                       /* the producer's connection, or -1 */
 	int *out;                       /* one stream file per buffer */
+	/* A CTF channel (grb/ctf.h): its streams' state, and the producer's
+	 * metadata file, copied into the trace whenever it changes. */
+	int ctf;
+	struct grb_ctf_stream_state *st;
+	char meta_src[4200];
+	struct timespec meta_mtime;
+	off_t meta_size;
 	uint64_t bytes;
 	int err;                        /* the consumer thread's first error */
 	_Atomic uint64_t bytes_shown;
@@ -127,12 +142,117 @@ static int64_t now_ns(void)
 
 /* Splice what is delivered now from every buffer.  Return: 0, or the
  * first error other than "nothing there". */
+static int write_all(int fd, const char *p, size_t len)
+{
+	while (len) {
+		ssize_t n = write(fd, p, len);
+
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n <= 0)
+			return n < 0 ? -errno : -EIO;
+		p += n;
+		len -= (size_t)n;
+	}
+	return 0;
+}
+
+/*
+ * A CTF buffer's delivered packets, written one by one: each is made
+ * what a CTF reader expects of the next packet of its stream first
+ * (grb_ctf_packet_fixup()), which splice could not do.
+ */
+static int drain_ctf(struct chan_state *cs, unsigned int i)
+{
+	struct grb_buf *buf = grb_channel_buf(cs->chan, i);
+	struct grb_reader_subbuf sb;
+	int ret;
+
+	while ((ret = grb_reader_get_next(buf)) == 0) {
+		ret = grb_reader_held(buf, &sb);
+		if (!ret)
+			ret = grb_ctf_packet_fixup((void *)(uintptr_t)sb.data,
+						   sb.data_size, &cs->st[i],
+						   NULL);
+		if (!ret)
+			ret = write_all(cs->out[i], (const char *)sb.data,
+					sb.data_size);
+		if (!ret)
+			cs->bytes += sb.data_size;
+		grb_reader_put_next(buf);
+		if (ret)
+			return ret;
+	}
+	return ret == -EAGAIN ? 0 : ret;
+}
+
+/* Copy the producer's metadata into the trace when it changed (written
+ * next to it, then renamed: a reader never sees half of it). */
+static int copy_metadata(struct chan_state *cs)
+{
+	char path[4300], tmp[4300], *text;
+	struct stat st;
+	ssize_t n;
+	int in, out, ret = 0;
+
+	if (stat(cs->meta_src, &st))
+		return -errno;
+	if (st.st_size == cs->meta_size &&
+	    st.st_mtim.tv_sec == cs->meta_mtime.tv_sec &&
+	    st.st_mtim.tv_nsec == cs->meta_mtime.tv_nsec)
+		return 0;
+	if (st.st_size <= 0 || st.st_size > (64 << 20))
+		return -EBADMSG;
+	text = (char *)malloc((size_t)st.st_size);
+	if (!text)
+		return -ENOMEM;
+	in = open(cs->meta_src, O_RDONLY | O_CLOEXEC);
+	n = in < 0 ? -1 : read(in, text, (size_t)st.st_size);
+	if (in >= 0)
+		close(in);
+	if (n <= 0) {
+		free(text);
+		return n < 0 ? -errno : -EBADMSG;
+	}
+	/* Known to this process's decoder (recovery walks the packets). */
+	ret = grb_ctf_metadata_load(text, (size_t)n, NULL);
+	snprintf(path, sizeof(path), "%s/metadata", cs->dir);
+	snprintf(tmp, sizeof(tmp), "%s/.metadata.tmp", cs->dir);
+	out = ret ? -1 : open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC,
+			      0600);
+	if (!ret && out < 0)
+		ret = -errno;
+	if (!ret)
+		ret = write_all(out, text, (size_t)n);
+	if (out >= 0 && close(out) && !ret)
+		ret = -errno;
+	if (!ret && rename(tmp, path))
+		ret = -errno;
+	if (!ret) {
+		cs->meta_size = st.st_size;
+		cs->meta_mtime = st.st_mtim;
+	}
+	free(text);
+	return ret;
+}
+
 static int drain(struct chan_state *cs)
 {
 	unsigned int i, n = grb_channel_nr_bufs(cs->chan);
 	uint64_t b;
 	int ret, err = 0;
 
+	if (cs->ctf) {
+		/* Classes registered since the last look, first. */
+		err = copy_metadata(cs);
+		for (i = 0; i < n; i++) {
+			ret = drain_ctf(cs, i);
+			if (ret && ret != -ENODATA && !err)
+				err = ret;
+		}
+		atomic_store(&cs->bytes_shown, cs->bytes);
+		return err;
+	}
 	for (i = 0; i < n; i++) {
 		ret = grb_buf_splice(grb_channel_buf(cs->chan, i), cs->out[i],
 				     NULL, 0, &b);
@@ -256,7 +376,7 @@ static int attach_basic(const int *fds, unsigned int nr,
 }
 
 static int start_channel(struct grb_channel *chan, const char *name,
-			 int conn)
+			 int conn, const char *meta_src)
 {
 	struct chan_state *cs;
 	unsigned int i, n = grb_channel_nr_bufs(chan);
@@ -280,15 +400,31 @@ static int start_channel(struct grb_channel *chan, const char *name,
 		goto fail;
 	}
 	cs->out = (int *)calloc(n, sizeof(int));
-	if (!cs->out) {
+	cs->st = (struct grb_ctf_stream_state *)calloc(n, sizeof(*cs->st));
+	if (!cs->out || !cs->st) {
 		ret = -ENOMEM;
 		goto fail;
+	}
+	if (meta_src) {
+		cs->ctf = 1;
+		snprintf(cs->meta_src, sizeof(cs->meta_src), "%s", meta_src);
+		ret = copy_metadata(cs);
+		if (ret)
+			goto fail;
 	}
 	for (i = 0; i < n; i++) {
 		ret = grb_reader_open(grb_channel_buf(chan, i));
 		if (ret)
 			goto fail;
-		snprintf(path, sizeof(path), "%s/stream_%u", cs->dir, i);
+		if (cs->ctf) {
+			int cpu = grb_buf_cpu(grb_channel_buf(chan, i));
+
+			snprintf(path, sizeof(path), "%s/%s_%d", cs->dir, name,
+				 cpu < 0 ? 0 : cpu);
+		} else {
+			snprintf(path, sizeof(path), "%s/stream_%u", cs->dir,
+				 i);
+		}
 		cs->out[i] = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC,
 				  0600);
 		if (cs->out[i] < 0) {
@@ -306,6 +442,7 @@ static int start_channel(struct grb_channel *chan, const char *name,
 fail:
 	fprintf(stderr, "grb-consumerd: %s: %s\n", name, grb_strerror(ret));
 	free(cs->out);
+	free(cs->st);
 	free(cs);
 	return ret;
 }
@@ -352,7 +489,7 @@ static void accept_producer(int lsock, unsigned int *seen)
 		return;
 	}
 	snprintf(name, sizeof(name), "chan%u", (*seen)++);
-	if (start_channel(chan, name, conn)) {
+	if (start_channel(chan, name, conn, NULL)) {
 		grb_channel_destroy(chan);
 		close(conn);
 	}
@@ -451,7 +588,7 @@ int main(int argc, char **argv)
 	signal(SIGPIPE, SIG_IGN);
 
 	if (attach) {
-		char dir[4096], *slash;
+		char dir[4096], meta[4200] = "", *slash;
 		struct grb_channel *chan = NULL;
 		int ret = -EPROTOTYPE, a, m, k;
 
@@ -474,12 +611,30 @@ int main(int argc, char **argv)
 						GRB_BASIC_CLIENT, dir,
 						slash + 1, GRB_ATTACH_READER,
 						&chan);
+		/* Not basic: a CTF tracer's channel (grb/ctf.h)? */
+		for (a = 0; a < 2 && ret == -EPROTOTYPE; a++)
+			for (m = 0; m < 2 && ret == -EPROTOTYPE; m++)
+				for (k = 0; k < 2 && ret == -EPROTOTYPE; k++) {
+					ret = grb_channel_attach_dir(
+						grb_ctf_config(
+						    a ? GRB_ALLOC_PER_CHANNEL :
+							GRB_ALLOC_PER_CPU,
+						    m ? GRB_MODE_OVERWRITE :
+							GRB_MODE_DISCARD,
+						    (enum grb_ctf_clock)k),
+						GRB_CTF_CLIENT, dir,
+						slash + 1, GRB_ATTACH_READER,
+						&chan);
+					if (!ret)
+						snprintf(meta, sizeof(meta),
+							 "%s.metadata", attach);
+				}
 		if (ret) {
 			fprintf(stderr, "grb-consumerd: %s: %s\n", attach,
 				grb_strerror(ret));
 			return 1;
 		}
-		if (start_channel(chan, slash + 1, -1)) {
+		if (start_channel(chan, slash + 1, -1, meta[0] ? meta : NULL)) {
 			grb_channel_destroy(chan);
 			return 1;
 		}

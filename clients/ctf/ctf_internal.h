@@ -87,10 +87,8 @@ struct ctf_types {
 /* The writer thread's view of one stream. */
 struct ctf_stream {
 	int fd;
-	uint64_t next_seq;          /* seq of the next packet expected */
-	uint64_t last_discarded;    /* events_discarded of the last packet */
+	struct grb_ctf_stream_state st;
 	uint64_t size;              /* bytes written whole */
-	int started;
 };
 
 struct grb_ctf {

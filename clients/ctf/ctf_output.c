@@ -13,6 +13,7 @@
  * packet_seq_num are counted as the packets a reader will report lost.
  */
 #include <fcntl.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -43,6 +44,7 @@ static int take_packet(struct grb_ctf *t, unsigned int i)
 	struct grb_buf *buf = grb_channel_buf(t->chan, i);
 	struct ctf_stream *s = &t->streams[i];
 	struct grb_reader_subbuf sb;
+	struct grb_ctf_stream_state st = s->st;
 	struct ctf_packet *h;
 	uint64_t gap = 0;
 	int ret;
@@ -56,10 +58,9 @@ static int take_packet(struct grb_ctf *t, unsigned int i)
 	/* The reader owns the held sub-buffer until put_next (in place in
 	 * discard mode, the swapped-out spare in overwrite mode). */
 	h = (struct ctf_packet *)(uintptr_t)sb.data;
-	if (h->events_discarded < s->last_discarded)
-		h->events_discarded = s->last_discarded;
-	if (s->started && sb.seq > s->next_seq)
-		gap = sb.seq - s->next_seq;
+	ret = grb_ctf_packet_fixup(h, sb.data_size, &st, &gap);
+	if (ret)
+		goto put;
 	if (!t->write_error) {
 		ret = write_all(s->fd, (const char *)sb.data, sb.data_size);
 		if (ret) {
@@ -70,9 +71,7 @@ static int take_packet(struct grb_ctf *t, unsigned int i)
 		}
 	}
 	if (!t->write_error) {
-		s->last_discarded = h->events_discarded;
-		s->next_seq = sb.seq + 1;
-		s->started = 1;
+		s->st = st;
 		s->size += sb.data_size;
 		pthread_mutex_lock(&t->stats_lock);
 		t->stats.packets++;
@@ -83,6 +82,34 @@ static int take_packet(struct grb_ctf *t, unsigned int i)
 put:
 	grb_reader_put_next(buf);
 	return ret;
+}
+
+int grb_ctf_packet_fixup(void *packet, size_t size,
+			 struct grb_ctf_stream_state *s, uint64_t *gap)
+{
+	struct ctf_packet h;
+
+	if (!packet || !s)
+		return -EINVAL;
+	if (size < sizeof(h))
+		return -EBADMSG;
+	/* Copied: the packet is packed and may be at any address. */
+	memcpy(&h, packet, sizeof(h));
+	if (h.magic != CTF_MAGIC)
+		return -EBADMSG;
+	if (h.events_discarded < s->last_discarded) {
+		h.events_discarded = s->last_discarded;
+		memcpy((char *)packet + offsetof(struct ctf_packet,
+						 events_discarded),
+		       &h.events_discarded, sizeof(h.events_discarded));
+	}
+	if (gap)
+		*gap = s->started && h.packet_seq_num > s->next_seq ?
+			h.packet_seq_num - s->next_seq : 0;
+	s->last_discarded = h.events_discarded;
+	s->next_seq = h.packet_seq_num + 1;
+	s->started = 1;
+	return 0;
 }
 
 static void drain(struct grb_ctf *t)
@@ -130,7 +157,7 @@ static void *writer_main(void *arg)
 	for (unsigned int i = 0; i < n; i++) {
 		struct grb_buf *buf = grb_channel_buf(t->chan, i);
 
-		if (refused(buf) > t->streams[i].last_discarded &&
+		if (refused(buf) > t->streams[i].st.last_discarded &&
 		    grb_buf_flush(buf, GRB_FLUSH_EMPTY) == 0)
 			while (take_packet(t, i) == 0)
 				;

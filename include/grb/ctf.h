@@ -234,6 +234,38 @@ GRB_API int grb_ctf_emit(struct grb_ctf *t, const struct grb_ctf_event *ev,
 GRB_API int grb_ctf_emit_raw(struct grb_ctf *t, const struct grb_ctf_event *ev,
 			     const void *payload, size_t len);
 
+/*
+ * A stream writer's memory of the packets it wrote to one stream file,
+ * for grb_ctf_packet_fixup().  Zero it before the first packet.
+ */
+struct grb_ctf_stream_state {
+	uint64_t next_seq;          /* packet_seq_num expected next */
+	uint64_t last_discarded;    /* events_discarded of the last packet */
+	int started;                /* a packet was written */
+};
+
+/**
+ * grb_ctf_packet_fixup - prepare a delivered packet (a sub-buffer of a
+ * CTF channel, as grb_reader_held() describes it) to be appended to its
+ * stream file, for a consumer that writes the files itself.
+ * @packet: the packet's first byte; the caller holds it.
+ * @size: its data_size.
+ * @s: the stream's state, updated.
+ * @gap: receives the packets missing between the previous packet and
+ *       this one (overwritten before they were read); may be NULL.
+ *
+ * Sub-buffers are delivered in commit order, not position order, so the
+ * running loss count a late packet carries can be older than its
+ * predecessor's; a CTF reader takes the difference between consecutive
+ * packets, so this raises events_discarded to the previous packet's
+ * when lower.  Nothing else changes.
+ * Return: 0; -EBADMSG when @size is below a packet header or the magic
+ * is not CTF's (nothing changed); -EINVAL for NULL @packet or @s.
+ * Context: the buffer's reader.
+ */
+GRB_API int grb_ctf_packet_fixup(void *packet, size_t size,
+				 struct grb_ctf_stream_state *s, uint64_t *gap);
+
 /* What a tracer's channel and writer thread counted. */
 struct grb_ctf_stats {
 	uint64_t events;             /* events committed (all buffers) */

@@ -32,11 +32,10 @@
 /* Field offsets in a CTF packet (clients/ctf/ctf_internal.h). */
 #define OFF_CONTENT   48
 #define OFF_PACKET    56
-#define OFF_DISCARDED 72
 
 struct out_stream {
 	int fd;
-	uint64_t last_discarded;
+	struct grb_ctf_stream_state st;
 };
 
 struct job {
@@ -213,7 +212,7 @@ static int put_ctf(struct job *j, unsigned int i, const char *data,
 {
 	struct out_stream *s = &j->out[i];
 	size_t off = CTF_HEADER, len = CTF_HEADER;
-	uint64_t disc, bits;
+	uint64_t bits;
 	uint32_t magic;
 	int damaged = 0;
 
@@ -257,13 +256,8 @@ static int put_ctf(struct job *j, unsigned int i, const char *data,
 	bits = (uint64_t)len * 8;
 	memcpy(j->pkt + OFF_CONTENT, &bits, sizeof(bits));
 	memcpy(j->pkt + OFF_PACKET, &bits, sizeof(bits));
-	/* A stream's events_discarded never goes down (ctf_output.c). */
-	memcpy(&disc, j->pkt + OFF_DISCARDED, sizeof(disc));
-	if (disc < s->last_discarded) {
-		disc = s->last_discarded;
-		memcpy(j->pkt + OFF_DISCARDED, &disc, sizeof(disc));
-	}
-	s->last_discarded = disc;
+	/* As a live consumer writes it: no decreasing loss count. */
+	grb_ctf_packet_fixup(j->pkt, len, &s->st, NULL);
 	j->r->packets++;
 	j->r->bytes += len;
 	return write_all(s->fd, j->pkt, len);
