@@ -37,6 +37,7 @@
 #include <unistd.h>
 
 #include "check.h"
+#include "grb/basic.h"
 #include "grb/ctf.h"
 #include "grb/grb.h"
 #include "grb_test_hooks.h"
@@ -54,6 +55,7 @@ struct side {
 
 static struct side *side;
 static struct grb_ctf *tracer;
+static struct grb_basic *basic;   /* the basic-format rounds */
 static const struct grb_ctf_event *ev_rec;
 static enum grb_hook_point kill_point;
 static long kill_after;
@@ -121,8 +123,15 @@ static void *writer(void *arg)
 		v[2].u = check_of(t, s);
 		v[3].s = text;
 		atomic_store(&side->attempt[t], s);
-		if (grb_ctf_emit(tracer, ev_rec, v) == 0)
+		if (basic) {
+			/* The same fields, as a basic record's payload. */
+			uint64_t rec[3] = { t, s, check_of(t, s) };
+
+			if (grb_basic_write(basic, rec, sizeof(rec)) == 0)
+				side->committed[t][s] = 1;
+		} else if (grb_ctf_emit(tracer, ev_rec, v) == 0) {
 			side->committed[t][s] = 1;
+		}
 		if (s % 7 == 0)
 			usleep(1);
 	}
@@ -130,7 +139,8 @@ static void *writer(void *arg)
 }
 
 /* The producer process: never returns. */
-static void producer(const char *dir, enum grb_mode mode, int hook)
+static void producer(const char *dir, enum grb_mode mode, int hook,
+		     int use_basic)
 {
 	static const struct grb_ctf_field f[] = {
 		{ "thread", GRB_CTF_INT, 4, 0, 10, 0, NULL, 0 },
@@ -151,9 +161,17 @@ static void producer(const char *dir, enum grb_mode mode, int hook)
 	a.mode = mode;
 	a.clock = GRB_CTF_CLOCK_MONOTONIC;
 	a.shm_dir = dir;
-	if (grb_ctf_create(&a, &tracer) ||
-	    grb_ctf_event_register(tracer, &d, &ev_rec))
+	if (use_basic) {
+		struct grb_basic_attr ba = { "crash", a.subbuf_size,
+			a.num_subbuf, GRB_ALLOC_PER_CPU, mode, 1 };
+		struct grb_shm_attr sa = { GRB_BASIC_CLIENT, dir, -1 };
+
+		if (grb_basic_create_shared(&ba, &sa, &basic))
+			_exit(10);
+	} else if (grb_ctf_create(&a, &tracer) ||
+		   grb_ctf_event_register(tracer, &d, &ev_rec)) {
 		_exit(10);
+	}
 	atomic_store(&side->ready, 1);
 	if (hook)
 		grb_test_set_hook(kill_hook, NULL);
@@ -188,7 +206,7 @@ static void rm_tree(const char *dir)
 
 struct tally {
 	uint64_t rounds, kills, hooked, events, inflight_in, inflight_out;
-	uint64_t dead, padding, recovered;
+	uint64_t dead, padding, recovered, basic;
 };
 
 /* Read the rebuilt trace with babeltrace2 and compare with the side file. */
@@ -246,10 +264,74 @@ static void compare(const char *out, enum grb_mode mode, int killed,
 	tl->events += n;
 }
 
+/* A basic-format trace: grb-crash's stream_I files, decoded here. */
+static void compare_basic(const char *out, unsigned int nr_bufs,
+			  enum grb_mode mode, int killed, struct tally *tl)
+{
+	static unsigned char seen[THREADS][PER];
+	uint32_t inflight[THREADS];
+	char path[4200];
+
+	memset(seen, 0, sizeof(seen));
+	for (int t = 0; t < THREADS; t++)
+		inflight[t] = atomic_load(&side->attempt[t]);
+	for (unsigned int i = 0; i < nr_bufs; i++) {
+		char *d;
+		size_t len = 0, off = 0;
+		FILE *f;
+
+		snprintf(path, sizeof(path), "%s/stream_%u", out, i);
+		f = fopen(path, "r");
+		CHECK(f != NULL);
+		d = (char *)malloc(1 << 24);
+		CHECK(d != NULL);
+		len = fread(d, 1, 1 << 24, f);
+		fclose(f);
+		while (off < len) {
+			struct grb_basic_subbuf_header h;
+			size_t at, next, po;
+			uint64_t prev = 0;
+			struct grb_basic_event ev;
+			int ret;
+
+			CHECK(len - off >= sizeof(h));
+			memcpy(&h, d + off, sizeof(h));
+			CHECK(h.data_size <= len - off && h.data_size >= sizeof(h));
+			at = sizeof(h);
+			while ((ret = grb_basic_decode(d + off, h.data_size, at,
+						       prev, &ev, &po,
+						       &next)) == 0) {
+				uint64_t rec[3];
+
+				CHECK_EQ(ev.len, sizeof(rec));
+				memcpy(rec, d + off + po, sizeof(rec));
+				CHECK(rec[0] < THREADS && rec[1] < PER);
+				CHECK_EQ(rec[2], check_of((uint32_t)rec[0],
+							  (uint32_t)rec[1]));
+				CHECK_EQ(seen[rec[0]][rec[1]], 0);
+				seen[rec[0]][rec[1]] = 1;
+				CHECK(side->committed[rec[0]][rec[1]] ||
+				      (killed && rec[1] == inflight[rec[0]]));
+				tl->events++;
+				prev = ev.timestamp;
+				at = next;
+			}
+			CHECK_EQ(ret, -ENODATA);
+			off += h.data_size;
+		}
+		free(d);
+	}
+	for (int t = 0; t < THREADS; t++)
+		for (uint32_t s = 0; s < PER; s++)
+			if (mode == GRB_MODE_DISCARD && side->committed[t][s] &&
+			    !(killed && s == inflight[t]))
+				CHECK_EQ(seen[t][s], 1);
+}
+
 /* One producer, killed at @point after @after hits (or at a random time
  * when @point is GRB_HOOK_COUNT), then salvaged and compared. */
 static void round_once(enum grb_mode mode, enum grb_hook_point point,
-		       long after, struct tally *tl)
+		       long after, int use_basic, struct tally *tl)
 {
 	char dir[256], out[300], err[512], logp[300];
 	struct salvage_opts o;
@@ -275,7 +357,7 @@ static void round_once(enum grb_mode mode, enum grb_hook_point point,
 	pid = fork();
 	CHECK(pid >= 0);
 	if (pid == 0)
-		producer(dir, mode, point != GRB_HOOK_COUNT);
+		producer(dir, mode, point != GRB_HOOK_COUNT, use_basic);
 	if (point == GRB_HOOK_COUNT) {
 		/* A kill inside grb_ctf_create() leaves no channel to
 		 * salvage (half-made files): kill once it is made. */
@@ -303,13 +385,19 @@ static void round_once(enum grb_mode mode, enum grb_hook_point point,
 		fprintf(stderr, "salvage: %s\n", err);
 		CHECK(0);
 	}
-	CHECK(strcmp(r.client, GRB_CTF_CLIENT) == 0);
+	CHECK(strcmp(r.client, use_basic ? GRB_BASIC_CLIENT
+		     : GRB_CTF_CLIENT) == 0);
 	CHECK_EQ(r.waiting, 0);   /* every writer is dead */
 	CHECK_EQ(r.damaged, 0);
 	tl->dead += r.dead;
 	tl->padding += r.padding;
 	tl->recovered += r.recovered;
-	compare(out, mode, killed, tl);
+	if (use_basic) {
+		compare_basic(out, r.nr_bufs, mode, killed, tl);
+		tl->basic++;
+	} else {
+		compare(out, mode, killed, tl);
+	}
 	munmap(side, sizeof(struct side));
 	rm_tree(dir);
 	tl->rounds++;
@@ -346,12 +434,15 @@ int main(int argc, char **argv)
 			: GRB_HOOK_COUNT;
 		long after = 1 + (long)(rnd() % (uint64_t)points[k].max);
 
-		round_once(mode, pt, after, &tl);
+		/* Every third random-time round: the basic format. */
+		round_once(mode, pt, after,
+			   pt == GRB_HOOK_COUNT && i % 3 == 0, &tl);
 	}
-	printf("test_ctf_crash: %llu rounds, %llu killed (%llu at a hook), "
+	printf("test_ctf_crash: %llu rounds (%llu basic), %llu killed (%llu at a hook), "
 	       "%llu events compared; in-flight events recovered %llu, "
 	       "not %llu; dead %llu, padding events removed %llu, "
 	       "sub-buffers recovered %llu\n", (unsigned long long)tl.rounds,
+	       (unsigned long long)tl.basic,
 	       (unsigned long long)tl.kills, (unsigned long long)tl.hooked,
 	       (unsigned long long)tl.events,
 	       (unsigned long long)tl.inflight_in,
@@ -359,5 +450,7 @@ int main(int argc, char **argv)
 	       (unsigned long long)tl.dead, (unsigned long long)tl.padding,
 	       (unsigned long long)tl.recovered);
 	CHECK(tl.kills > 0);
+	if (rounds >= 2 * (long)np + 3)
+		CHECK(tl.basic > 0);
 	return 0;
 }
