@@ -720,6 +720,7 @@ int main(int argc, char **argv)
 	}
 	for (i = 0; i < nchans; i++) {
 		free(chans[i]->out);
+		free(chans[i]->st);
 		free(chans[i]);
 	}
 	return status;

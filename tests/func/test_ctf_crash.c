@@ -58,7 +58,7 @@ static struct grb_ctf *tracer;
 static struct grb_basic *basic;   /* the basic-format rounds */
 static const struct grb_ctf_event *ev_rec;
 static enum grb_hook_point kill_point;
-static long kill_after;
+static _Atomic long kill_after;   /* both writer threads count down */
 static uint64_t rnd_state = 88172645463325252ull;
 
 static uint64_t rnd(void)
@@ -91,7 +91,7 @@ static void text_of(uint32_t s, char *buf)
 static void kill_hook(enum grb_hook_point point, void *arg)
 {
 	(void)arg;
-	if (point == kill_point && --kill_after == 0) {
+	if (point == kill_point && atomic_fetch_sub(&kill_after, 1) == 1) {
 		atomic_store(&side->hooked, 1);
 		raise(SIGKILL);
 	}
