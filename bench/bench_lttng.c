@@ -18,6 +18,9 @@
  *       recording a snapshot and counting its events.
  *   rd  normal session, overwrite channel, the consumer daemon reads and
  *       writes the trace while the application runs (with a reader).
+ *       Its trace is handed to bench_ctf.c (bench_ctf_lttng_trace(); with
+ *       --quick, the 128 KiB snapshot's) before it is removed: the CTF
+ *       client's traces are compared with it.
  *   dc  normal session, discard channel, consumer daemon reading;
  *       events read are counted in the trace, events lost come from
  *       `lttng list` ("Discarded events"); they must add up to the calls.
@@ -41,6 +44,7 @@
 #include <unistd.h>
 
 #include "bench.h"
+#include "bench_ctf.h"
 #include "report.h"
 #include "util.h"
 #include "xproc.h"
@@ -223,6 +227,7 @@ struct job_out {
 	int nscale[BENCH_MAX_THREADS];
 	unsigned long long calls, span;
 	long long events, discarded;
+	long long lost_packets;     /* overwrite + consumer: lttng list */
 	uint64_t bt_ns, bt_bytes;   /* babeltrace2's run and the trace size */
 };
 
@@ -364,7 +369,7 @@ static int run_job(struct lttng_env *env, const struct bench_opts *o,
 	int ret;
 
 	memset(r, 0, sizeof(*r));
-	r->events = r->discarded = -1;
+	r->events = r->discarded = r->lost_packets = -1;
 	snprintf(name, sizeof(name), "grb-bench-%d-%d", (int)getpid(),
 		 env->seq++);
 	snprintf(dir, sizeof(dir), "%s/%s", env->tmp, name);
@@ -380,9 +385,22 @@ static int run_job(struct lttng_env *env, const struct bench_opts *o,
 	}
 	if (ret == 0 && j->kind == JOB_DC)
 		r->discarded = list_stat(env, name, "Discarded events:");
+	if (ret == 0 && j->kind == JOB_RD)
+		r->lost_packets = list_stat(env, name, "Lost packets:");
 	lttng(env, "destroy", name, NULL);
 	if (ret == 0 && env->have_bt)
 		r->events = count_events(env, dir, &r->bt_ns, &r->bt_bytes);
+	/* The CTF client's traces are compared with this one (bench_ctf.c). */
+	if (ret == 0 && env->have_bt && j->kind != JOB_DC &&
+	    bench_ctf_wants_lttng_trace(o, j->kind == JOB_FR, j->subbuf)) {
+		struct bench_ctf_peer p = {
+			.subbuf = j->subbuf, .snapshot = j->kind == JOB_FR,
+			.calls = r->calls, .events = r->events,
+			.lost_packets = r->lost_packets,
+		};
+
+		bench_ctf_lttng_trace(dir, &p);
+	}
 	bench_run(rm, NULL, 0);
 	if (ret != 0)
 		return -1;

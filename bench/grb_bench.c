@@ -15,11 +15,14 @@
  * low rate; bench_read.c, bench_wake.c); 6 cross-process: a writer
  * process and a consumer daemon draining to tmpfs, grb with grb-consumerd
  * beside LTTng-UST with its consumer daemon (bench_xproc.c); 7 the
- * project's targets.
+ * project's targets.  Section 1 also holds grb's CTF tracer client
+ * beside LTTng-UST, and the traces both write (bench_ctf.c).
  * Output: the table on stdout (also table.txt), results.csv,
  * results.json and the plots in DIR (default build/bench-results).  Progress goes to stderr.
  *
- * A benchmark, never a test: nothing here fails on a slow figure.
+ * A benchmark, never a test: nothing here fails on a slow figure.  A
+ * count that does not add up (report_fail()) makes it exit with 1, once
+ * every result is written.
  */
 #include <errno.h>
 #include <limits.h>
@@ -30,6 +33,7 @@
 #include <unistd.h>
 
 #include "bench.h"
+#include "bench_ctf.h"
 #include "machine.h"
 #include "report.h"
 #include "util.h"
@@ -53,7 +57,7 @@ static void usage(FILE *f)
 		"  --only LIST     run only these sections: floor, overwrite, "
 		"ckring, mutex,\n"
 		"                  discard, scale, read, wake, lttng, "
-		"xproc, callgrind\n",
+		"ctf, xproc, callgrind\n",
 		GRB_BENCH_OUT_DIR);
 }
 
@@ -211,6 +215,8 @@ static void run_all(const struct bench_opts *o, const char *only)
 		{ "wake", "grb, read side: wake-up and low rate",
 		  bench_wake_run },
 		{ "lttng", "lttng-ust", bench_lttng_run },
+		/* After lttng: its rows are what the CTF rows are put to. */
+		{ "ctf", "grb CTF client beside lttng-ust", bench_ctf_run },
 		{ "xproc", "cross-process: grb-consumerd, LTTng-UST's "
 		  "consumer daemon", bench_xproc_run },
 		{ "callgrind", "instruction counts", bench_callgrind_run },
@@ -223,6 +229,7 @@ static void run_all(const struct bench_opts *o, const char *only)
 		stage(parts[i].stage);
 		parts[i].run(o);
 	}
+	bench_ctf_release();
 	bench_targets_eval(o);
 }
 
@@ -271,5 +278,11 @@ int main(int argc, char **argv)
 		"(results.csv, results.json, table.txt%s)\n",
 		(double)(bench_now_ns() - t0) / 1e9, o.out_dir,
 		plot ? ", ns_vs_subbuf.png/.svg, ns_vs_threads.png/.svg" : "");
+	if (report_nr_fails()) {
+		fprintf(stderr, "grb_bench: %zu check%s FAILED (see the end of "
+			"the table)\n", report_nr_fails(),
+			report_nr_fails() > 1 ? "s" : "");
+		return 1;
+	}
 	return 0;
 }

@@ -24,6 +24,11 @@ static struct {
 } skips[REPORT_MAX_SKIPS];
 static size_t nr_skips;
 
+#define REPORT_MAX_FAILS 32
+
+static char fails[REPORT_MAX_FAILS][256];
+static size_t nr_fails;
+
 static int cmp_double(const void *a, const void *b)
 {
 	double x = *(const double *)a, y = *(const double *)b;
@@ -138,6 +143,31 @@ const char *report_skipped(const char *what)
 		if (strcmp(skips[i].what, what) == 0)
 			return skips[i].why;
 	return NULL;
+}
+
+void report_fail(const char *fmt, ...)
+{
+	char text[sizeof(fails[0])];
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(text, sizeof(text), fmt, ap);
+	va_end(ap);
+	fprintf(stderr, "grb_bench: CHECK FAILED: %s\n", text);
+	/* Past the table's room the count still fails the run. */
+	if (nr_fails < REPORT_MAX_FAILS)
+		memcpy(fails[nr_fails], text, sizeof(text));
+	nr_fails++;
+}
+
+size_t report_nr_fails(void)
+{
+	return nr_fails;
+}
+
+const char *report_fail_at(size_t i)
+{
+	return i < nr_fails && i < REPORT_MAX_FAILS ? fails[i] : NULL;
 }
 
 size_t report_nr_rows(void)
@@ -300,6 +330,12 @@ int report_write_json(const char *path, const struct bench_machine *m,
 		fputs(", \"reason\": ", f);
 		json_str(f, skips[i].why);
 		fputc('}', f);
+	}
+	fputs("],\n  \"failed\": [", f);
+	for (i = 0; i < nr_fails && i < REPORT_MAX_FAILS; i++) {
+		if (i)
+			fputs(", ", f);
+		json_str(f, fails[i]);
 	}
 	fputs("]\n}\n", f);
 	return fclose(f) == 0 ? 0 : -errno;

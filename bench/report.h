@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * bench/report.h - results: statistics over runs, one row per figure,
- * skipped systems, and the CSV / JSON files.
+ * skipped systems, failed checks, and the CSV / JSON files.
  *
  * Every figure the benchmark prints is a row here first, found again by
  * its key when the terminal table (table.c), the targets (targets.c) and
@@ -69,6 +69,16 @@ void report_skip(const char *what, const char *fmt, ...)
 
 /* The reason @what was skipped, or NULL. */
 const char *report_skipped(const char *what);
+
+/*
+ * A check that failed: counts that do not add up, a trace its reader
+ * cannot read.  Printed on stderr now and at the end of the table, and
+ * grb_bench then exits with status 1 (a slow figure is never a failure).
+ */
+void report_fail(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+
+size_t report_nr_fails(void);
+const char *report_fail_at(size_t i);
 
 size_t report_nr_rows(void);
 const struct bench_row *report_row(size_t i);

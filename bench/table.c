@@ -1,13 +1,14 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * bench/table.c - the terminal table, laid out like the 2010 cover
- * letter's: overwrite mode per sub-buffer size, discard-mode counts,
+ * letter's: overwrite mode per sub-buffer size (grb's CTF client beside
+ * LTTng-UST there, with the traces both wrote), discard-mode counts,
  * scalability per thread count, then instruction counts, then the read
  * side (rates and output with their ratio to the baseline, wake-up
  * latency percentiles, the low rate, LTTng-UST's readers), then the
  * cross-process row (grb-consumerd beside LTTng-UST's consumer daemon,
- * with their ratio), then the targets.  Every cell is
- * "median [min-max]" over the runs.
+ * with their ratio), then the targets, then any check that failed.
+ * Every cell is "median [min-max]" over the runs.
  */
 #include <math.h>
 #include <stdarg.h>
@@ -103,6 +104,8 @@ static void single_line(const char *label, const char *key)
 		fprintf(out, "  %-*s %s\n", LABEL_W, label, c);
 }
 
+static void ctf_lines(const struct bench_opts *o);
+
 static void section_overwrite(const struct bench_opts *o)
 {
 	char h[BENCH_NR_SUBBUFS][32], sz[16];
@@ -126,6 +129,7 @@ static void section_overwrite(const struct bench_opts *o)
 	overwrite_line(o, "lttng-ust, consumer daemon reading", "lttng",
 		       "reader");
 	rate_line(o, "lttng");
+	ctf_lines(o);
 	fprintf(out, "  %-*s (1 MiB, no sub-buffers)\n", LABEL_W,
 	       "plain queues, writer drops the oldest:");
 	single_line("ck_ring SPSC, ts=clock_gettime",
@@ -291,6 +295,135 @@ static double rv(const char *fmt, ...)
 	va_end(ap);
 	r = report_find("%s", key);
 	return r ? r->value : NAN;
+}
+
+/*
+ * A line of ratios, one per sub-buffer size: the rows fmt... with the
+ * size in place of its %zu, as "0.31x".
+ */
+static void ratio_line(const struct bench_opts *o, const char *label,
+		       const char *fmt)
+{
+	char c[BENCH_NR_SUBBUFS][32];
+	int s, any = 0;
+
+	for (s = 0; s < BENCH_NR_SUBBUFS; s++) {
+		double v = rv(fmt, o->subbufs[s]);
+
+		if (isnan(v))
+			snprintf(c[s], sizeof(c[s]), "-");
+		else
+			snprintf(c[s], sizeof(c[s]), "%.2fx", v);
+		any |= !isnan(v);
+	}
+	if (any)
+		fprintf(out, "  %-*s %-*s %-*s %s\n", LABEL_W, label, CELL_W,
+			c[0], CELL_W, c[1], c[2]);
+}
+
+/* A line of cells, one per sub-buffer size, as ratio_line(). */
+static void ow_cells_line(const struct bench_opts *o, const char *label,
+			  const char *fmt)
+{
+	char c[BENCH_NR_SUBBUFS][64];
+	int s, any = 0;
+
+	for (s = 0; s < BENCH_NR_SUBBUFS; s++) {
+		cell(c[s], sizeof(c[s]), fmt, o->subbufs[s]);
+		any |= strcmp(c[s], "-") != 0;
+	}
+	if (any)
+		fprintf(out, "  %-*s %-*s %-*s %s\n", LABEL_W, label, CELL_W,
+			c[0], CELL_W, c[1], c[2]);
+}
+
+/* A check row's note, after "ok: " when it holds. */
+static void check_line(const char *label, const char *key)
+{
+	const struct bench_row *r = report_find("%s", key);
+
+	if (r)
+		fprintf(out, "  %-*s %s%s\n", LABEL_W, label, r->value == 0 ?
+			"ok: " : "", r->note);
+}
+
+/*
+ * grb's CTF client beside LTTng-UST (bench_ctf.c): ns/event and its
+ * ratio to the LTTng row of the same kind and size, then the traces.
+ */
+static void ctf_lines(const struct bench_opts *o)
+{
+	static const struct {
+		const char *id, *suffix, *label, *ratio;
+	} l[] = {
+		{ "ctf-raw", "alone",
+		  "ctf emit_raw, ts=clock_gettime, no reader",
+		  "    / lttng-ust snapshot session" },
+		{ "ctf-val", "alone",
+		  "ctf emit, ts=clock_gettime, no reader",
+		  "    / lttng-ust snapshot session" },
+		{ "ctf-tsc", "alone",
+		  "ctf emit_raw, ts=rdtscp, no reader",
+		  "    / lttng-ust snapshot session" },
+		{ "ctf-raw", "trace",
+		  "ctf emit_raw, ts=clock_gettime, trace_dir",
+		  "    / lttng-ust consumer daemon reading" },
+	};
+	const struct bench_row *r;
+	char label[160], key[64], a[64], b[64], sz[16];
+	size_t i;
+	int s;
+
+	if (!report_find("ow/ctf-raw/%u/alone", BENCH_SCALE_SUBBUF))
+		return;
+	fprintf(out, "  %-*s (LTTng's event: one u32 field; / = ctf's "
+		"median / lttng-ust's, this run)\n", LABEL_W,
+		"grb's CTF tracer client (grb/ctf.h):");
+	for (i = 0; i < sizeof(l) / sizeof(l[0]); i++) {
+		overwrite_line(o, l[i].label, l[i].id, l[i].suffix);
+		snprintf(key, sizeof(key), "ow/%s/%%zu/%s/x-lttng", l[i].id,
+			 l[i].suffix);
+		ratio_line(o, l[i].ratio, key);
+	}
+	fprintf(out, "  %-*s (stream files / events in them; headers and "
+		"padding included)\n", LABEL_W, "traces of these runs, "
+		"bytes/event:");
+	ow_cells_line(o, "ctf, trace_dir (above)",
+		      "tr/ctf/%zu/bytes_per_event");
+	r = report_find("tr/lttng/%u/bytes_per_event", BENCH_SCALE_SUBBUF);
+	snprintf(label, sizeof(label), "lttng-ust, %s", r ? r->config :
+		 "consumer daemon's trace");
+	ow_cells_line(o, label, "tr/lttng/%zu/bytes_per_event");
+	ratio_line(o, "    ctf / lttng-ust", "tr/ratio/%zu/bytes_per_event");
+	r = report_find("tr/ctf/bt2_events_per_s");
+	if (r) {
+		const struct bench_row *lt =
+			report_find("tr/lttng/bt2_events_per_s");
+
+		snprintf(a, sizeof(a), "%.2fM/s", r->value / 1e6);
+		snprintf(b, sizeof(b), "-");
+		if (lt)
+			snprintf(b, sizeof(b), "%.2fM/s, ctf / lttng-ust "
+				 "%.2fx", lt->value / 1e6,
+				 rv("tr/ratio/bt2_events_per_s"));
+		fprintf(out, "  %-*s ctf %s, lttng-ust %s (%s traces)\n",
+			LABEL_W, "babeltrace2 -o dummy, events/s", a, b,
+			bench_size_str(BENCH_SCALE_SUBBUF, sz, sizeof(sz)));
+		fprintf(out, "  %-*s ctf: %s\n", LABEL_W, "", r->note);
+		if (lt)
+			fprintf(out, "  %-*s lttng-ust: %s\n", LABEL_W, "",
+				lt->note);
+	}
+	for (s = 0; s < BENCH_NR_SUBBUFS; s++) {
+		bench_size_str(o->subbufs[s], sz, sizeof(sz));
+		snprintf(label, sizeof(label), "check, ctf trace, %s", sz);
+		snprintf(key, sizeof(key), "tr/ctf/%zu/check", o->subbufs[s]);
+		check_line(label, key);
+		snprintf(label, sizeof(label), "check, lttng-ust trace, %s",
+			 sz);
+		snprintf(key, sizeof(key), "tr/lttng/%zu/check", o->subbufs[s]);
+		check_line(label, key);
+	}
 }
 
 static const struct {
@@ -612,6 +745,15 @@ void bench_table_print(FILE *f, const struct bench_opts *o,
 	section_read(o);
 	section_xproc(o);
 	bench_targets_print(out);
+	for (i = 0; i < report_nr_fails(); i++) {
+		const char *what = report_fail_at(i);
+
+		if (i == 0)
+			fprintf(out, "\nCHECKS FAILED (%zu): the run is not "
+				"valid\n", report_nr_fails());
+		if (what)
+			fprintf(out, "  %s\n", what);
+	}
 	for (i = 0; i < report_nr_skips(); i++) {
 		const char *what, *why;
 
