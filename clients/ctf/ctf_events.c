@@ -483,8 +483,10 @@ fail:
 
 int grb_ctf_metadata_load(const char *text, size_t len, uint8_t uuid[16])
 {
-	static const char tkey[] = "/* grb-trace uuid=";
-	static const char lkey[] = "/* grb-layout ";
+	/* Each at the start of a line: no name in the TSDL can hold a
+	 * newline (name_ok()), so none can pass for one of these. */
+	static const char tkey[] = "\n/* grb-trace uuid=";
+	static const char lkey[] = "\n/* grb-layout ";
 	const char *end, *p, *q;
 	struct ctf_types *types;
 	uint8_t u[16];
