@@ -159,6 +159,25 @@ int grb__discard(const struct grb_config *cfg, struct grb_ctx *ctx)
 	return 0;
 }
 
+/*
+ * Can a flush from an attached reader run writer code on this mapping?
+ * A consumer or a crash tool flushes buffers another process wrote, and
+ * maybe damaged: the positions must be within a ring of each other and
+ * the slot's id (overwrite mode) must name one of this buffer's
+ * sub-buffers, or the delivery would write outside the mapping.
+ */
+static int flush_sane(const struct grb_config *cfg, const struct grb_buf *buf,
+		      uint64_t pos)
+{
+	uint64_t c = grb_load_acquire(&buf->shm->consumed);
+
+	if (c > pos || pos - c > 2 * buf->buf_size)
+		return 0;
+	return cfg->mode != GRB_MODE_OVERWRITE ||
+		(grb_load_acquire(&buf->ids[grb__slot(buf, pos)]) &
+		 GRB_ID_INDEX_MASK) < buf->nr_phys;
+}
+
 int grb_buf_flush(struct grb_buf *buf, enum grb_flush how)
 {
 	const struct grb_config *cfg;
@@ -181,6 +200,11 @@ int grb_buf_flush(struct grb_buf *buf, enum grb_flush how)
 	for (;;) {
 		/* A guess the CAS checks. */
 		old = grb_load_relaxed(&buf->shm->offset);
+		if (buf->chan->shared == GRB_CHAN_READER &&
+		    !flush_sane(cfg, buf, old)) {
+			ret = -EBADMSG;
+			goto out;
+		}
 		ts = grb__timestamp(cfg, buf, &rflags);
 		empty = grb__subbuf_offset(buf, old) == 0;
 		if (!empty) {

@@ -98,7 +98,10 @@ enum grb_flush {
  * still being written) when GRB_FLUSH_EMPTY could not open a sub-buffer;
  * -EBUSY in a shared buffer when the calling thread gets no journal
  * entry (grb/recover.h: too many writing threads, or its entries all in
- * use); -EINVAL for a NULL @buf or an unknown @how.
+ * use); -EBADMSG from a process attached as the reader (grb/shm.h) when
+ * the mapping is inconsistent (positions more than a ring apart, or a
+ * sub-buffer id naming none of the buffer's), so that no writer code
+ * runs on it; -EINVAL for a NULL @buf or an unknown @how.
  * Context: any thread, including one that is not a writer; signal-safe.
  * Ordering: as a reservation.
  */

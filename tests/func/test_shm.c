@@ -486,6 +486,7 @@ static void test_corrupt(void)
 	struct grb_channel *chan, *att;
 	struct grb_reader_subbuf sb;
 	struct grb_buf *own, *rd;
+	uint64_t slot, id;
 	char msg[128];
 	int fd;
 
@@ -529,6 +530,16 @@ static void test_corrupt(void)
 		     (atomic_load((_Atomic uint64_t *)&own->ids[0]) &
 		      ~GRB_ID_INDEX_MASK) | 77);
 	CHECK_EQ(grb_reader_get_next(rd), -EBADMSG);
+	/* A flush from the reader's side runs no writer code on such a
+	 * mapping: the slot it would close names no sub-buffer. */
+	CHECK_EQ(tc_write(ocfg, chan, 0, 0, 0), 0);
+	slot = (atomic_load((_Atomic uint64_t *)&own->shm->offset) / SB) % 4;
+	id = atomic_load((_Atomic uint64_t *)&own->ids[slot]);
+	atomic_store((_Atomic uint64_t *)&own->ids[slot],
+		     (id & ~GRB_ID_INDEX_MASK) | 77);
+	CHECK_EQ(grb_buf_flush(rd, GRB_FLUSH_ACTIVE), -EBADMSG);
+	/* The owner's finalize flushes too, as a trusted writer. */
+	atomic_store((_Atomic uint64_t *)&own->ids[slot], id);
 	grb_channel_destroy(att);
 	grb_channel_destroy(chan);
 }
