@@ -431,11 +431,14 @@ static int recover_one(const struct grb_config *cfg, struct grb_buf *buf,
 	 * The mapping is another process's: what would make the writer's
 	 * code below loop or index out of range is checked first.  The
 	 * reader's position is within a ring of the writers' (they push it
-	 * along in overwrite mode, the reader trails in discard mode), and
-	 * the physical sub-buffer a slot names is one of this buffer's.
+	 * along in overwrite mode, the reader trails in discard mode) and
+	 * not past the stuck sub-buffer (neither the reader nor a writer's
+	 * push passes one that is not delivered; past it, the push below
+	 * would count laps from behind, 2^52 of them), and the physical
+	 * sub-buffer a slot names is one of this buffer's.
 	 */
 	w = grb_load_acquire(&buf->shm->consumed);
-	if (w > pos || pos - w > 2 * buf->buf_size)
+	if (w > pos || pos - w > 2 * buf->buf_size || w > L)
 		return 0;
 	if (cfg->mode == GRB_MODE_OVERWRITE &&
 	    (grb_load_acquire(&buf->ids[slot]) & GRB_ID_INDEX_MASK) >=

@@ -230,6 +230,29 @@ static void free_types(struct grb_ctf *t)
 	}
 }
 
+static int exists_in(const char *dir, const char *name, const char *ext)
+{
+	char *p = path_join(dir, name, ext);
+	int ret;
+
+	if (!p)
+		return -ENOMEM;
+	ret = access(p, F_OK) == 0 ? -EEXIST : 0;
+	free(p);
+	return ret;
+}
+
+static int refuse_existing(const struct grb_ctf_attr *attr)
+{
+	int ret = 0;
+
+	if (attr->trace_dir)
+		ret = exists_in(attr->trace_dir, "metadata", "");
+	if (!ret && attr->shm_dir)
+		ret = exists_in(attr->shm_dir, attr->name, ".metadata");
+	return ret;
+}
+
 int grb_ctf_create(const struct grb_ctf_attr *attr, struct grb_ctf **out)
 {
 	struct grb_shm_attr sa = { GRB_CTF_CLIENT, NULL, -1 };
@@ -269,6 +292,14 @@ int grb_ctf_create(const struct grb_ctf_attr *attr, struct grb_ctf **out)
 		goto fail;
 	}
 	t->cfg = grb__ctf_config(attr->alloc, attr->mode, attr->clock, shared);
+	/*
+	 * A trace or a shared tracer already there is refused before
+	 * anything is written, so that the failure path, which removes the
+	 * metadata this call wrote, never removes another tracer's.
+	 */
+	ret = refuse_existing(attr);
+	if (ret)
+		goto fail;
 	if (attr->trace_dir) {
 		t->trace_dir = strdup(attr->trace_dir);
 		if (!t->trace_dir) {
@@ -359,9 +390,10 @@ int grb_ctf_event_register(struct grb_ctf *t,
 		ret = -ENOSPC;
 	if (ret)
 		goto out;
-	/* Ids 30 and 31 are header codes, not classes: class 30 and up
-	 * are written with the extended header and their id in it. */
-	ev->id = nr;
+	/* Id 30 is the padding event's; 31 is the extended header's code
+	 * in the compact space, and a class id like any other in the
+	 * extended header, where every id from 30 up goes. */
+	ev->id = ctf_id_of(nr);
 	t->types->ev[nr] = ev;
 	/* Release: the class before the count, for decoders. */
 	atomic_store_explicit(&t->types->nr, nr + 1, memory_order_release);
@@ -416,7 +448,8 @@ static GRB_ALWAYS_INLINE int emit_raw(const struct grb_config *cfg,
 	if (ret)
 		return ret;
 	put_header(cfg, &ctx, ev->id);
-	grb_write(cfg, &ctx, payload, len);
+	if (len)
+		grb_write(cfg, &ctx, payload, len);
 	grb_commit(cfg, &ctx);
 	return 0;
 }

@@ -283,7 +283,7 @@ int grb__ctf_record_decode(const struct grb_config *cfg, const void *subbuf,
 	const struct ctf_packet *ph = (const struct ctf_packet *)subbuf;
 	const struct grb_ctf_event *ev;
 	struct ctf_types *types;
-	uint32_t w, id, nr;
+	uint32_t w, id, nr, rank;
 	size_t hlen;
 	long plen;
 
@@ -327,11 +327,11 @@ int grb__ctf_record_decode(const struct grb_config *cfg, const void *subbuf,
 	types = grb__ctf_types_find(ph->uuid);
 	if (!types)
 		return -EINVAL;
-	/* Acquire pairs with the release that published class id. */
+	/* Acquire pairs with the release that published the class. */
 	nr = atomic_load_explicit(&types->nr, memory_order_acquire);
-	if (id >= nr)
+	if (ctf_rank_of(id, &rank) || rank >= nr)
 		return -EINVAL;
-	ev = types->ev[id];
+	ev = types->ev[rank];
 	plen = grb__ctf_payload_len(ev, base + offset + hlen,
 				    data_size - offset - hlen);
 	if (plen < 0)
@@ -427,9 +427,9 @@ static int parse_layout(const char *p, const char *end, uint32_t *id,
 
 	if (p >= end || *p < '0' || *p > '9')
 		return -EBADMSG;
-	while (p < end && *p >= '0' && *p <= '9' && v < GRB_CTF_MAX_EVENTS)
+	while (p < end && *p >= '0' && *p <= '9' && v <= GRB_CTF_MAX_EVENTS)
 		v = v * 10 + (unsigned long)(*p++ - '0');
-	if (v >= GRB_CTF_MAX_EVENTS || p >= end || *p != ' ')
+	if (v > GRB_CTF_MAX_EVENTS || p >= end || *p != ' ')
 		return -EBADMSG;
 	p++;
 	ev = (struct grb_ctf_event *)calloc(1, sizeof(*ev));
@@ -513,25 +513,30 @@ int grb_ctf_metadata_load(const char *text, size_t len, uint8_t uuid[16])
 	for (q = text; (q = (const char *)memmem(q, (size_t)(end - q), lkey,
 						  sizeof(lkey) - 1));) {
 		struct grb_ctf_event *ev;
-		uint32_t id, nr;
+		uint32_t id, nr, rank;
 
 		q += sizeof(lkey) - 1;
 		ret = parse_layout(q, end, &id, &ev);
 		if (ret)
 			break;
 		nr = atomic_load_explicit(&types->nr, memory_order_relaxed);
-		if (id < nr) {
+		if (ctf_rank_of(id, &rank)) {
+			grb__ctf_event_free(ev);
+			ret = -EBADMSG;
+			break;
+		}
+		if (rank < nr) {
 			/* Known already (this process made it or loaded
 			 * it): classes never change. */
 			grb__ctf_event_free(ev);
 			continue;
 		}
-		if (id != nr) {
+		if (rank != nr) {
 			grb__ctf_event_free(ev);
 			ret = -EBADMSG;
 			break;
 		}
-		types->ev[id] = ev;
+		types->ev[rank] = ev;
 		/* Release: the class before the count that shows it. */
 		atomic_store_explicit(&types->nr, nr + 1,
 				      memory_order_release);

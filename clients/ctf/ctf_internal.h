@@ -48,6 +48,24 @@ struct ctf_packet {
 
 _Static_assert(sizeof(struct ctf_packet) == 84, "packet header is 84 bytes");
 
+/*
+ * Class ids skip 30, the padding event's id: the class registered after
+ * @rank others has id ctf_id_of(rank), and the tables are indexed by rank.
+ */
+static inline uint32_t ctf_id_of(uint32_t rank)
+{
+	return rank < GRB_CTF_PADDING_ID ? rank : rank + 1;
+}
+
+/* The rank of class @id, or -1 for the padding id. */
+static inline int ctf_rank_of(uint32_t id, uint32_t *rank)
+{
+	if (id == GRB_CTF_PADDING_ID)
+		return -1;
+	*rank = id < GRB_CTF_PADDING_ID ? id : id - 1;
+	return 0;
+}
+
 /* One field of a registered class (a validated deep copy). */
 struct ctf_field {
 	char *name;

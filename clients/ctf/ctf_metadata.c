@@ -44,9 +44,19 @@ static void put_field(FILE *f, const struct ctf_field *fd)
 		fputs("enum : ", f);
 		put_int(f, fd->size, fd->is_signed, 10);
 		fputs(" {", f);
-		for (unsigned int i = 0; i < fd->nr_labels; i++)
-			fprintf(f, "%s \"%s\" = %" PRId64, i ? "," : "",
-				fd->labels[i].label, fd->labels[i].value);
+		for (unsigned int i = 0; i < fd->nr_labels; i++) {
+			/* An unsigned 8-byte container's values from 2^63
+			 * up are given as negative int64_t: print them as
+			 * the unsigned values they stand for. */
+			if (fd->is_signed)
+				fprintf(f, "%s \"%s\" = %" PRId64, i ? "," : "",
+					fd->labels[i].label,
+					fd->labels[i].value);
+			else
+				fprintf(f, "%s \"%s\" = %" PRIu64, i ? "," : "",
+					fd->labels[i].label,
+					(uint64_t)fd->labels[i].value);
+		}
 		fputs(" }", f);
 		break;
 	}

@@ -135,6 +135,9 @@ static void *writer_main(void *arg)
 	uint64_t since_tick = 0, slice = t->flush_period_ns / 4;
 	unsigned int n = grb_channel_nr_bufs(t->chan);
 
+	/* A stop is seen within 20 ms whatever the period. */
+	if (slice > 20000000u)
+		slice = 20000000u;
 	if (!slice)
 		slice = 1;
 	while (!atomic_load_explicit(&t->stop, memory_order_acquire)) {

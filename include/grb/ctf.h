@@ -68,7 +68,7 @@ struct grb_channel;
 
 /* Event ids below this use the 4-byte compact header. */
 #define GRB_CTF_COMPACT_IDS 30u
-/* The id of padding events (never a registered class). */
+/* The id of padding events: never a registered class's. */
 #define GRB_CTF_PADDING_ID 30u
 /* Most event classes one tracer may register. */
 #define GRB_CTF_MAX_EVENTS 4096u
@@ -120,8 +120,9 @@ struct grb_ctf_field {
 
 /* An event class, as the tracer declares it. */
 struct grb_ctf_event_desc {
-	const char *name;      /* printable, no '"' or '\\', at most
-				  GRB_CTF_NAME_MAX bytes, not "grb:padding" */
+	const char *name;      /* UTF-8 without control bytes, '"' or '\\',
+				  at most GRB_CTF_NAME_MAX bytes, not
+				  "grb:padding" */
 	int loglevel;          /* 0 to 14 as LTTng's, or -1 for none */
 	const struct grb_ctf_field *fields;
 	unsigned int nr_fields;  /* 0 to GRB_CTF_MAX_FIELDS */
@@ -159,7 +160,8 @@ struct grb_ctf_attr {
  *  -EINVAL   NULL, a bad name, alloc, mode or clock, or what
  *            grb_channel_create() refuses (geometry);
  *  -ENOTSUP  GRB_CTF_CLOCK_TSC on a machine without an invariant TSC;
- *  -EEXIST   a stream or buffer file is already there;
+ *  -EEXIST   a stream, buffer or metadata file is already there (a
+ *            trace or tracer: nothing of it is touched);
  *  -ENOMEM, or the errno of mkdir, open, write or pthread_create.
  * On error nothing is left allocated and no file is left behind but a
  * trace directory this call created.
@@ -168,8 +170,9 @@ struct grb_ctf_attr {
 GRB_API int grb_ctf_create(const struct grb_ctf_attr *attr, struct grb_ctf **out);
 
 /**
- * grb_ctf_event_register - add an event class; its id is the number of
- * classes registered before it.
+ * grb_ctf_event_register - add an event class.  Its id is the number of
+ * classes registered before it, plus one from the 31st class on: id 30
+ * is GRB_CTF_PADDING_ID's.
  * @t: tracer.
  * @desc: the class; copied, so it need not outlive the call.
  * @ev: receives the class handle, valid until grb_ctf_destroy().
@@ -179,10 +182,14 @@ GRB_API int grb_ctf_create(const struct grb_ctf_attr *attr, struct grb_ctf **out
  * before any of its events.
  * Return: 0, or
  *  -EINVAL   NULL, a name that is empty, too long, not allowed (above),
- *            or already registered; a field whose name is not a C
- *            identifier or repeats another; a kind, size, base, length
- *            or label set not allowed for its kind (see the structs);
- *            more than GRB_CTF_MAX_FIELDS fields;
+ *            or already registered; a loglevel outside -1 to 14; a field
+ *            whose name is not a C identifier or repeats another; a
+ *            kind, size, base, length or label set not allowed for its
+ *            kind (see the structs; labels are 1 to GRB_CTF_NAME_MAX
+ *            bytes without '"', '\\' or control bytes, distinct, and
+ *            each value fits the container: an unsigned 8-byte one takes
+ *            values from 2^63 up as negative int64_t); more than
+ *            GRB_CTF_MAX_FIELDS fields;
  *  -ENOSPC   GRB_CTF_MAX_EVENTS classes already;
  *  -ENOMEM, or the errno of writing the metadata (the class is then
  *            not registered).
@@ -192,7 +199,8 @@ GRB_API int grb_ctf_event_register(struct grb_ctf *t,
 				   const struct grb_ctf_event_desc *desc,
 				   const struct grb_ctf_event **ev);
 
-/** grb_ctf_event_id - the id of a class (its registration rank). */
+/** grb_ctf_event_id - the id of a class (see grb_ctf_event_register()),
+ * or UINT32_MAX for NULL. */
 GRB_API uint32_t grb_ctf_event_id(const struct grb_ctf_event *ev);
 
 /** One field's value for grb_ctf_emit(), by kind. */
