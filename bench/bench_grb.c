@@ -123,6 +123,15 @@ static const struct grb_config cfg_dc_mono = {
 	GRB_ALLOC_PER_CPU, GRB_MODE_DISCARD, REC_TS_BITS,
 	REC_CB(bench_clock_mono), 0
 };
+/* The same as cfg_ow_mono and cfg_ow_nots on the per-CPU (rseq) path. */
+static const struct grb_config cfg_ow_mono_rseq = {
+	GRB_ALLOC_PER_CPU, GRB_MODE_OVERWRITE, REC_TS_BITS,
+	REC_CB(bench_clock_mono), GRB_CONFIG_SYNC_PER_CPU
+};
+static const struct grb_config cfg_ow_nots_rseq = {
+	GRB_ALLOC_PER_CPU, GRB_MODE_OVERWRITE, 0, REC_CB(NULL),
+	GRB_CONFIG_SYNC_PER_CPU
+};
 
 /* One record through the inline fast path specialised for @cfg. */
 BENCH_INLINE int rec_write(const struct grb_config *cfg,
@@ -164,6 +173,8 @@ BENCH_NOINLINE int bench_grb_write_ow_mono(void *chan);
 BENCH_NOINLINE int bench_grb_write_ow_tsc(void *chan);
 BENCH_NOINLINE int bench_grb_write_ow_nots(void *chan);
 BENCH_NOINLINE int bench_grb_write_dc_mono(void *chan);
+BENCH_NOINLINE int bench_grb_write_rseq_mono(void *chan);
+BENCH_NOINLINE int bench_grb_write_rseq_nots(void *chan);
 
 BENCH_NOINLINE int bench_grb_write_ow_mono(void *chan)
 {
@@ -185,6 +196,16 @@ BENCH_NOINLINE int bench_grb_write_dc_mono(void *chan)
 	return rec_write(&cfg_dc_mono, (struct grb_channel *)chan);
 }
 
+BENCH_NOINLINE int bench_grb_write_rseq_mono(void *chan)
+{
+	return rec_write(&cfg_ow_mono_rseq, (struct grb_channel *)chan);
+}
+
+BENCH_NOINLINE int bench_grb_write_rseq_nots(void *chan)
+{
+	return rec_write(&cfg_ow_nots_rseq, (struct grb_channel *)chan);
+}
+
 struct variant {
 	const char *id;          /* key part and --callgrind-one name */
 	const char *desc;
@@ -201,6 +222,11 @@ static const struct variant variants[] = {
 	  bench_grb_write_ow_nots },
 	{ "grb-dc-mono", "discard, ts=clock_gettime(MONOTONIC)", &cfg_dc_mono,
 	  bench_grb_write_dc_mono },
+	{ "grb-rseq-mono", "overwrite, per-CPU (rseq), "
+	  "ts=clock_gettime(MONOTONIC)", &cfg_ow_mono_rseq,
+	  bench_grb_write_rseq_mono },
+	{ "grb-rseq-nots", "overwrite, per-CPU (rseq), no timestamp",
+	  &cfg_ow_nots_rseq, bench_grb_write_rseq_nots },
 };
 
 static const struct variant *variant_of(const char *id)
@@ -231,6 +257,25 @@ static struct grb_channel *chan_new(const struct grb_config *cfg,
 		exit(1);
 	}
 	return chan;
+}
+
+/* Which write path a channel took, for the rows' notes. */
+static const char *path_str(const struct grb_channel *chan)
+{
+	enum grb_path_reason why = GRB_PATH_AS_ASKED;
+
+	if (grb_channel_write_path(chan, &why) == GRB_WRITE_RSEQ)
+		return "path rseq";
+	switch (why) {
+	case GRB_PATH_AS_ASKED:
+		return "path atomic";
+	case GRB_PATH_NO_RSEQ:
+		return "path atomic (no rseq registration)";
+	case GRB_PATH_ENV:
+		return "path atomic (GRB_SYNC=atomic)";
+	default:
+		return "path atomic (fallback)";
+	}
 }
 
 /*
@@ -365,6 +410,8 @@ static void overwrite_alone(const struct bench_opts *o,
 	uint64_t refused = 0;
 	int k;
 
+	const char *path = path_str(chan);
+
 	bench_loop_wall(v->fn, chan, o->n_warm, &l);
 	for (k = 0; k < o->runs; k++) {
 		bench_loop_wall(v->fn, chan, o->n_single, &l);
@@ -376,8 +423,8 @@ static void overwrite_alone(const struct bench_opts *o,
 	row = report_add("ow/%s/%zu/alone", v->id, subbuf);
 	row_common(row, "overwrite", "ns_per_entry", "ns/entry", subbuf, 1, 0);
 	snprintf(row->config, sizeof(row->config), "%s, no reader", v->desc);
-	snprintf(row->note, sizeof(row->note), "%llu refused",
-		 (unsigned long long)refused);
+	snprintf(row->note, sizeof(row->note), "%llu refused; %s",
+		 (unsigned long long)refused, path);
 	report_set(row, &st);
 }
 
@@ -428,13 +475,18 @@ static void overwrite_read(const struct bench_opts *o,
 
 void bench_grb_overwrite(const struct bench_opts *o)
 {
-	int i, s;
+	static const char *const ids[] = { "grb-mono", "grb-tsc", "grb-nots",
+					   "grb-rseq-mono", "grb-rseq-nots" };
+	const struct variant *v;
+	size_t i;
+	int s;
 
-	for (i = 0; i < 3; i++) {
-		if (variants[i].cfg == &cfg_ow_tsc && !BENCH_HAVE_TSC)
+	for (i = 0; i < sizeof(ids) / sizeof(ids[0]); i++) {
+		v = variant_of(ids[i]);
+		if (v->cfg == &cfg_ow_tsc && !BENCH_HAVE_TSC)
 			continue;
 		for (s = 0; s < BENCH_NR_SUBBUFS; s++)
-			overwrite_alone(o, &variants[i], o->subbufs[s]);
+			overwrite_alone(o, v, o->subbufs[s]);
 	}
 	for (s = 0; s < BENCH_NR_SUBBUFS; s++)
 		overwrite_read(o, &variants[0], o->subbufs[s]);
@@ -565,10 +617,11 @@ static void *scale_obj(void *arg, int idx)
 
 void bench_grb_scale(const struct bench_opts *o)
 {
-	static const char *const ids[] = { "grb-mono", "grb-nots" };
+	static const char *const ids[] = { "grb-mono", "grb-nots",
+					   "grb-rseq-mono", "grb-rseq-nots" };
 	int i, t, k;
 
-	for (i = 0; i < 2; i++) {
+	for (i = 0; i < 4; i++) {
 		const struct variant *v = variant_of(ids[i]);
 		struct scale_ctx sc = { chan_new(v->cfg, BENCH_SCALE_SUBBUF) };
 		struct bench_loop l;
@@ -599,13 +652,42 @@ void bench_grb_scale(const struct bench_opts *o)
 				 "%s, no reader, %llu records per thread",
 				 v->desc, (unsigned long long)o->n_scale);
 			snprintf(row->note, sizeof(row->note),
-				 "%llu refused%s", (unsigned long long)refused,
+				 "%llu refused; %s%s",
+				 (unsigned long long)refused, path_str(sc.chan),
 				 s.threads > bench_nr_cpus() ?
 				 "; more threads than CPUs" : "");
 			report_set(row, &st);
 		}
 		grb_channel_destroy(sc.chan);
 	}
+}
+
+/*
+ * Valgrind registers no rseq, so a per-CPU channel takes the atomic path
+ * there.  To count the per-CPU path's instructions, the callgrind run
+ * (one thread, pinned) marks the channel's buffers as per-CPU and the
+ * thread's unregistered rseq area as on the CPU it is pinned to: the
+ * sections then run their common path.  Nothing could abort them, which
+ * one thread does not need; a registered area is never written (the
+ * kernel owns its cpu_id), and nothing else runs in this mode.
+ */
+static void fake_rseq(struct grb_channel *chan, int on)
+{
+#ifdef GRB_RSEQ_ASM
+	struct rseq *rs = grb__rseq_area();
+	int cpu = bench_cpu_for_writer(0);
+	unsigned int i;
+
+	if (__rseq_size != 0 || (unsigned int)cpu >= chan->nr_bufs ||
+	    grb_channel_write_path(chan, NULL) == GRB_WRITE_RSEQ)
+		return;
+	__atomic_store_n(&rs->cpu_id, (uint32_t)cpu, __ATOMIC_RELAXED);
+	for (i = 0; i < chan->nr_bufs; i++)
+		chan->bufs[i].rseq = on;
+#else
+	(void)chan;
+	(void)on;
+#endif
 }
 
 int bench_grb_one(const char *what, uint64_t n)
@@ -618,7 +700,13 @@ int bench_grb_one(const char *what, uint64_t n)
 		return -EINVAL;
 	chan = chan_new(v->cfg, BENCH_SCALE_SUBBUF);
 	bench_pin_self(bench_cpu_for_writer(0));
+	if ((v->cfg->flags & GRB_CONFIG_SYNC_PER_CPU) &&
+	    grb_channel_write_path(chan, NULL) != GRB_WRITE_RSEQ)
+		fake_rseq(chan, 1);
 	bench_loop_wall(v->fn, chan, n, &l);
+	/* Every record committed: the flush at destroy takes the atomic
+	 * path again (its membarrier is not registered here). */
+	fake_rseq(chan, 0);
 	grb_channel_destroy(chan);
 	printf("%s: %llu records, %llu refused\n", what,
 	       (unsigned long long)n, (unsigned long long)l.refused);

@@ -121,6 +121,10 @@ static void section_overwrite(const struct bench_opts *o)
 		       "alone");
 	overwrite_line(o, "grb, ts=rdtscp, no reader", "grb-tsc", "alone");
 	overwrite_line(o, "grb, no timestamp, no reader", "grb-nots", "alone");
+	overwrite_line(o, "grb rseq, ts=clock_gettime, no reader",
+		       "grb-rseq-mono", "alone");
+	overwrite_line(o, "grb rseq, no timestamp, no reader", "grb-rseq-nots",
+		       "alone");
 	overwrite_line(o, "grb, ts=clock_gettime, reader", "grb-mono",
 		       "reader");
 	rate_line(o, "grb-mono");
@@ -229,6 +233,8 @@ static void section_scale(const struct bench_opts *o)
 	       CELL_W, h[1], CELL_W, h[2], h[3]);
 	scale_line(o, "grb, ts=clock_gettime", "grb-mono");
 	scale_line(o, "grb, no timestamp", "grb-nots");
+	scale_line(o, "grb rseq, ts=clock_gettime", "grb-rseq-mono");
+	scale_line(o, "grb rseq, no timestamp", "grb-rseq-nots");
 	scale_line(o, "lttng-ust, snapshot session", "lttng");
 	scale_line(o, "ck_ring SPSC per writer, ts=clock_gettime",
 		   "ckring-mono");
@@ -249,6 +255,8 @@ static void section_instr(const struct bench_opts *o)
 		{ "grb-nots", "grb, no timestamp" },
 		{ "grb-tsc", "grb, ts=rdtscp" },
 		{ "grb-mono", "grb, ts=clock_gettime" },
+		{ "grb-rseq-nots", "grb rseq, no timestamp (*)" },
+		{ "grb-rseq-mono", "grb rseq, ts=clock_gettime (*)" },
 		{ "floor-rdtscp", "floor: rdtscp + 16-byte store" },
 		{ "floor-mono", "floor: clock_gettime + 16-byte store" },
 		{ "floor-cas", "floor: lock cmpxchg + 16-byte store" },
@@ -279,6 +287,10 @@ static void section_instr(const struct bench_opts *o)
 		else
 			fprintf(out, "  %-*s %6.1f\n", LABEL_W, l[i].label, r->value);
 	}
+	if (report_find("ir/grb-rseq-nots"))
+		fprintf(out, "  (*) valgrind has no rseq: the run marks its one "
+		       "pinned thread's area as on its CPU, so the sections "
+		       "run their common path\n");
 }
 
 /* The value of row fmt..., or NAN. */

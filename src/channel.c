@@ -27,7 +27,10 @@ int grb_config_check(const struct grb_config *cfg)
 		return -EINVAL;
 	if ((cfg->timestamp_bits > 0) != (cfg->cb.clock_read != NULL))
 		return -EINVAL;
-	if (cfg->flags & ~GRB_CONFIG_SHARED)
+	if (cfg->flags & ~(GRB_CONFIG_SHARED | GRB_CONFIG_SYNC_PER_CPU))
+		return -EINVAL;
+	if ((cfg->flags & GRB_CONFIG_SYNC_PER_CPU) &&
+	    cfg->alloc != GRB_ALLOC_PER_CPU)
 		return -EINVAL;
 	return 0;
 }
@@ -209,6 +212,11 @@ int grb__channel_alloc(const struct grb_config *cfg, const char *name,
 	chan->num_subbuf = num_subbuf;
 	chan->event_fd = -1;
 	chan->gid = -1;
+	/* An attached channel keeps these: atomic, as no membarrier of
+	 * this process reaches the writers of another. */
+	chan->write_path = GRB_WRITE_ATOMIC;
+	chan->path_reason = (cfg->flags & GRB_CONFIG_SYNC_PER_CPU) ?
+		GRB_PATH_SHARED : GRB_PATH_AS_ASKED;
 	if (name)
 		strncpy(chan->name, name, sizeof(chan->name) - 1);
 	chan->nr_bufs = nr_bufs;
@@ -257,6 +265,11 @@ int grb__channel_create(const struct grb_config *cfg,
 		if (ret)
 			goto fail;
 	}
+	/* The write path, once for the channel's life (design.md 25.5). */
+	chan->write_path = grb__rseq_decide(cfg, fds != NULL,
+					    &chan->path_reason);
+	for (i = 0; i < chan->nr_bufs; i++)
+		chan->bufs[i].rseq = chan->write_path == GRB_WRITE_RSEQ;
 	for (; created < chan->nr_bufs; created++) {
 		if (!cfg->cb.buffer_create)
 			continue;
@@ -287,6 +300,16 @@ int grb_channel_create(const struct grb_config *cfg,
 	if (ret)
 		return ret;
 	return grb__channel_create(cfg, attr, NULL, out);
+}
+
+int grb_channel_write_path(const struct grb_channel *chan,
+			   enum grb_path_reason *why)
+{
+	if (!chan)
+		return -EINVAL;
+	if (why)
+		*why = (enum grb_path_reason)chan->path_reason;
+	return chan->write_path;
 }
 
 int grb_channel_finalize(struct grb_channel *chan)
@@ -425,7 +448,7 @@ int grb_buf_get_stats(const struct grb_buf *buf, struct grb_buf_stats *st)
 	 */
 	for (i = 0; i < buf->buf_size >> buf->subbuf_order; i++) {
 		cc_sb = grb_load_acquire(&buf->cold[i].cc_sb);
-		pending += (grb_load_relaxed(&buf->hot[i].cc) - cc_sb) >> 32;
+		pending += (grb__cc_load(buf, i) - cc_sb) >> 32;
 	}
 	st->written = delivered + pending;
 	st->read = grb_load_relaxed(&shm->records_read);
@@ -439,6 +462,8 @@ int grb_buf_get_stats(const struct grb_buf *buf, struct grb_buf_stats *st)
 	st->consumed = grb_load_relaxed(&shm->consumed);
 	st->lost_dead = grb_load_relaxed(&shm->lost_dead);
 	st->recovered = grb_load_relaxed(&shm->subbufs_recovered);
+	st->remote_commits = grb_load_relaxed(&shm->remote_commits);
+	st->remote_moves = grb_load_relaxed(&shm->remote_moves);
 	return 0;
 }
 
@@ -464,6 +489,8 @@ int grb_channel_get_stats(const struct grb_channel *chan, struct grb_buf_stats *
 		st->consumed += one.consumed;
 		st->lost_dead += one.lost_dead;
 		st->recovered += one.recovered;
+		st->remote_commits += one.remote_commits;
+		st->remote_moves += one.remote_moves;
 	}
 	return 0;
 }

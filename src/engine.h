@@ -133,6 +133,27 @@ void grb__channel_free(struct grb_channel *chan, unsigned int created);
 /* src/shm.c: the owner of a channel in files removes them at destroy. */
 void grb__shm_remove(const struct grb_channel *chan);
 
+/*
+ * src/rseq.c: the per-CPU (rseq) path (docs/design.md section 25).
+ * decide: the path for a new channel (GRB_WRITE_*), *reason set to a
+ * GRB_PATH_*.  offset_cas: the slow paths' CAS of the write position,
+ * whatever the path.  remote_enter/exit bracket a remote operation on a
+ * per-CPU buffer's position; fence makes its CPU run a full barrier and
+ * abort its critical sections (fence_all: every CPU's).  The remaining
+ * two are exported: the inline commit calls them.
+ */
+int grb__rseq_decide(const struct grb_config *cfg, int shared, int *reason);
+int grb__offset_cas(struct grb_buf *buf, uint64_t *old, uint64_t new_pos);
+void grb__remote_enter(struct grb_buf *buf);
+void grb__remote_exit(struct grb_buf *buf);
+void grb__rseq_fence(struct grb_buf *buf);
+void grb__rseq_fence_all(void);
+GRB_API void grb__rseq_deliver(const struct grb_config *cfg,
+			       struct grb_buf *buf, uint64_t sum, uint64_t pos);
+GRB_API void grb__rseq_commit_slow(const struct grb_config *cfg,
+				   struct grb_buf *buf, uint64_t pos,
+				   uint64_t add);
+
 /* src/cpu.c */
 int grb__possible_cpus(void);
 

@@ -446,7 +446,7 @@ int grb__live_prefix(struct grb_buf *buf, uint64_t pos, uint64_t *size,
 	 */
 	cc_sb = grb_load_acquire(&buf->cold[slot].cc_sb);
 	/* Pairs with the commit adds (release): their records are visible. */
-	cc = grb_load_seq_cst(&buf->hot[slot].cc);
+	cc = grb__cc_load(buf, slot);
 	p2 = grb_load_seq_cst(&shm->offset);
 	if (p2 != p1 || ((cc - grb__lap_bytes(buf, pos)) & GRB_CC_BYTES_MASK)
 	    != grb__subbuf_offset(buf, p1))

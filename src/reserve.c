@@ -119,8 +119,9 @@ int grb__reserve_slow(const struct grb_config *cfg, struct grb_buf *buf,
 
 	for (;;) {
 		/* Relaxed, as record_disable (src/channel.c); finalize has
-		 * writers stopped first. */
-		blocked = grb_load_relaxed(&shm->blocked);
+		 * writers stopped first.  A remote operation on a per-CPU
+		 * buffer (its count in the high bits) only sent us here. */
+		blocked = grb_load_relaxed(&shm->blocked) & GRB_BLOCKED_STOP;
 		if (blocked) {
 			ret = blocked_errno(blocked);
 			goto fail;
@@ -156,8 +157,9 @@ int grb__reserve_slow(const struct grb_config *cfg, struct grb_buf *buf,
 			grb__journal_tentative(ctx->jent, old, p.begin, p.end,
 					       ctx->timestamp);
 		GRB_HOOK(GRB_HOOK_SLOW_CHECKED);
-		/* Same pairing as the fast path's CAS. */
-		if (grb_cas_acq_rel(&shm->offset, &old, p.end))
+		/* Same pairing as the fast path's CAS; on a per-CPU buffer,
+		 * a locked CAS in a section or the remote protocol. */
+		if (grb__offset_cas(buf, &old, p.end))
 			break;
 	}
 	GRB_HOOK(GRB_HOOK_RESERVE_DONE);

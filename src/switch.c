@@ -48,6 +48,11 @@ void grb__commit_bytes(const struct grb_config *cfg, struct grb_buf *buf,
 
 	if (bytes == 0)
 		return;
+	if (buf->rseq) {
+		/* Local or remote, as a record's commit (design.md 25.4). */
+		grb__rseq_commit_slow(cfg, buf, pos, bytes);
+		return;
+	}
 	/* Same pairing as grb_commit(). */
 	cc = grb_fetch_add_acq_rel(&buf->hot[grb__slot(buf, pos)].cc, bytes)
 		+ bytes;
@@ -132,7 +137,7 @@ int grb__discard(const struct grb_config *cfg, struct grb_ctx *ctx)
 		 * then also orders the bytes this writer already stored in
 		 * the slot before anything they do.
 		 */
-		if (!grb_cas_acq_rel(&buf->shm->offset, &end, next)) {
+		if (!grb__offset_cas(buf, &end, next)) {
 			if (ctx->jent)
 				grb_store_relaxed(&ctx->jent->xend, 0);
 			return -EBUSY;
@@ -185,12 +190,24 @@ int grb_buf_flush(struct grb_buf *buf, enum grb_flush how)
 	struct grb_jentry *je = NULL;
 	unsigned int rflags = 0;
 	size_t hdr;
-	int ret, empty;
+	int ret, empty, remote = 0;
 
 	if (!buf || (how != GRB_FLUSH_ACTIVE && how != GRB_FLUSH_EMPTY))
 		return -EINVAL;
 	cfg = buf->chan->cfg;
 	hdr = grb__subbuf_header_size(cfg);
+	if (buf->rseq) {
+		/* Nothing open: spare the idle CPU the fence (a guess, as
+		 * any flush's is against a writer that comes right after). */
+		if (how == GRB_FLUSH_ACTIVE &&
+		    grb__subbuf_offset(buf,
+			grb_load_relaxed(&buf->shm->offset)) == 0)
+			return -ENODATA;
+		/* A flush runs anywhere: the remote protocol, for the CAS
+		 * below (design.md section 25.3). */
+		grb__remote_enter(buf);
+		remote = 1;
+	}
 	/* A flush moves the position too: journaled as a reservation. */
 	if (buf->journal) {
 		je = grb__journal_take(buf);
@@ -237,6 +254,10 @@ int grb_buf_flush(struct grb_buf *buf, enum grb_flush how)
 		if (grb_cas_acq_rel(&buf->shm->offset, &old, next))
 			break;
 	}
+	if (remote) {
+		grb__remote_exit(buf);
+		remote = 0;
+	}
 	ret = 0;
 	if (!empty) {
 		grb__end_old(cfg, buf, old, ts);
@@ -252,6 +273,8 @@ int grb_buf_flush(struct grb_buf *buf, enum grb_flush how)
 	grb__begin_new(cfg, buf, old, phys, ts);
 	grb__commit_bytes(cfg, buf, old, buf->subbuf_size);
 out:
+	if (remote)
+		grb__remote_exit(buf);
 	if (je)
 		grb__journal_free(je);
 	return ret;

@@ -122,7 +122,7 @@ int grb_buf_validate(const struct grb_buf *buf, char *msg, size_t cap)
 			      (unsigned long long)consumed,
 			      (unsigned long long)produced);
 	for (i = 0; i < buf->buf_size >> buf->subbuf_order; i++) {
-		cc = grb_load_relaxed(&buf->hot[i].cc);
+		cc = grb__cc_load(buf, i);
 		cc_sb = grb_load_relaxed(&buf->cold[i].cc_sb);
 		exp = expected_bytes(buf, i, offset);
 		if (((cc - exp) & GRB_CC_BYTES_MASK) != 0)

@@ -134,6 +134,30 @@ static void arm(struct grb_buf *buf, uint64_t bit, uint64_t n, uint64_t bytes)
 	grb_fetch_or_seq_cst(&shm->waiting, bit);
 }
 
+/*
+ * After arming a per-CPU (rseq) buffer: its local commits store cc_local
+ * with a plain store, which x86-64 may make visible only after that
+ * writer's load of `waiting`.  The fence drains it, so the check that
+ * follows sees the commit, or the commit had not run and its load sees
+ * the bit (docs/design.md section 25.4, the same reasoning).
+ */
+static void arm_fence(struct grb_channel *chan, struct grb_buf *buf)
+{
+	unsigned int i;
+
+	if (buf) {
+		if (buf->rseq)
+			grb__rseq_fence(buf);
+		return;
+	}
+	for (i = 0; i < chan->nr_bufs; i++) {
+		if (chan->bufs[i].rseq) {
+			grb__rseq_fence_all();
+			return;
+		}
+	}
+}
+
 static void disarm(struct grb_buf *buf, uint64_t bit)
 {
 	grb_fetch_and_seq_cst(&buf->shm->waiting, ~bit);
@@ -209,6 +233,7 @@ int grb_buf_wait(struct grb_buf *buf, const struct grb_watermark *wm,
 		/* Read before the check: a wake after it changes the word. */
 		seen = (uint32_t)grb_load_acquire(&shm->wake_seq);
 		arm(buf, GRB_WAIT_BUF, n, bytes);
+		arm_fence(NULL, buf);
 		if (armed_ready(buf) == 0)
 			futex_wait(&shm->wake_seq, seen, remaining(deadline, &ts));
 		disarm(buf, GRB_WAIT_BUF);
@@ -283,6 +308,7 @@ int grb__channel_wait_marks(struct grb_channel *chan, uint64_t n,
 		GRB_HOOK(GRB_HOOK_WAIT_CHECKED);
 		seen = (uint32_t)grb_load_acquire(word);
 		chan_arm(chan, GRB_WAIT_CHAN, n, bytes, marks);
+		arm_fence(chan, NULL);
 		if (chan_ready(chan, n, bytes, marks) == 0)
 			futex_wait(word, seen, remaining(deadline, &ts));
 		chan_disarm(chan, GRB_WAIT_CHAN);
@@ -333,6 +359,7 @@ int grb_channel_arm(struct grb_channel *chan, const struct grb_watermark *wm)
 		return ret < 0 ? ret : 0;
 	GRB_HOOK(GRB_HOOK_WAIT_CHECKED);
 	chan_arm(chan, GRB_WAIT_FD, n, bytes, NULL);
+	arm_fence(chan, NULL);
 	ret = chan_ready(chan, n, bytes, NULL);
 	if (ret) {
 		chan_disarm(chan, GRB_WAIT_FD);

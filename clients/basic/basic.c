@@ -100,19 +100,21 @@ static void basic_record_pad(const struct grb_config *cfg, void *at,
 /* Index: shared * 8 + alloc * 4 + mode * 2 + compress.  The shared ones
  * journal their reservations (GRB_CONFIG_SHARED); the private ones do
  * not pay for it. */
-#define BASIC_CONFIGS(flags)                                                   \
-	{ GRB_ALLOC_PER_CPU, GRB_MODE_OVERWRITE, 64, BASIC_CB, flags },        \
-	{ GRB_ALLOC_PER_CPU, GRB_MODE_OVERWRITE, 32, BASIC_CB, flags },        \
-	{ GRB_ALLOC_PER_CPU, GRB_MODE_DISCARD, 64, BASIC_CB, flags },          \
-	{ GRB_ALLOC_PER_CPU, GRB_MODE_DISCARD, 32, BASIC_CB, flags },          \
+#define BASIC_CONFIGS(flags, pflags)                                           \
+	{ GRB_ALLOC_PER_CPU, GRB_MODE_OVERWRITE, 64, BASIC_CB, pflags },       \
+	{ GRB_ALLOC_PER_CPU, GRB_MODE_OVERWRITE, 32, BASIC_CB, pflags },       \
+	{ GRB_ALLOC_PER_CPU, GRB_MODE_DISCARD, 64, BASIC_CB, pflags },         \
+	{ GRB_ALLOC_PER_CPU, GRB_MODE_DISCARD, 32, BASIC_CB, pflags },         \
 	{ GRB_ALLOC_PER_CHANNEL, GRB_MODE_OVERWRITE, 64, BASIC_CB, flags },    \
 	{ GRB_ALLOC_PER_CHANNEL, GRB_MODE_OVERWRITE, 32, BASIC_CB, flags },    \
 	{ GRB_ALLOC_PER_CHANNEL, GRB_MODE_DISCARD, 64, BASIC_CB, flags },      \
 	{ GRB_ALLOC_PER_CHANNEL, GRB_MODE_DISCARD, 32, BASIC_CB, flags }
 
+/* Private per-CPU channels ask for the per-CPU (rseq) write path, which
+ * a channel falls back from where it cannot have it (grb/config.h). */
 static const struct grb_config basic_configs[16] = {
-	BASIC_CONFIGS(0),
-	BASIC_CONFIGS(GRB_CONFIG_SHARED),
+	BASIC_CONFIGS(0, GRB_CONFIG_SYNC_PER_CPU),
+	BASIC_CONFIGS(GRB_CONFIG_SHARED, GRB_CONFIG_SHARED),
 };
 
 const struct grb_config *grb__basic_config(enum grb_alloc alloc,

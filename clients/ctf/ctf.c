@@ -111,17 +111,23 @@ static void ctf_buffer_end(struct grb_buf *buf, void *header,
 }
 
 /* Index: shared * 8 + clock * 4 + alloc * 2 + mode. */
-#define CTF_CONFIGS(clk, flags)                                              \
-	{ GRB_ALLOC_PER_CPU, GRB_MODE_OVERWRITE, CTF_TS_BITS, CTF_CB(clk), flags }, \
-	{ GRB_ALLOC_PER_CPU, GRB_MODE_DISCARD, CTF_TS_BITS, CTF_CB(clk), flags },   \
-	{ GRB_ALLOC_PER_CHANNEL, GRB_MODE_OVERWRITE, CTF_TS_BITS, CTF_CB(clk), flags }, \
-	{ GRB_ALLOC_PER_CHANNEL, GRB_MODE_DISCARD, CTF_TS_BITS, CTF_CB(clk), flags }
+#define CTF_CONFIGS(clk, flags, pflags)                                        \
+	{ GRB_ALLOC_PER_CPU, GRB_MODE_OVERWRITE, CTF_TS_BITS, CTF_CB(clk),     \
+	  pflags },                                                            \
+	{ GRB_ALLOC_PER_CPU, GRB_MODE_DISCARD, CTF_TS_BITS, CTF_CB(clk),       \
+	  pflags },                                                            \
+	{ GRB_ALLOC_PER_CHANNEL, GRB_MODE_OVERWRITE, CTF_TS_BITS, CTF_CB(clk), \
+	  flags },                                                             \
+	{ GRB_ALLOC_PER_CHANNEL, GRB_MODE_DISCARD, CTF_TS_BITS, CTF_CB(clk),   \
+	  flags }
 
+/* Private per-CPU channels ask for the per-CPU (rseq) write path, which
+ * a channel falls back from where it cannot have it (grb/config.h). */
 static const struct grb_config ctf_configs[16] = {
-	CTF_CONFIGS(grb__ctf_clock_mono, 0),
-	CTF_CONFIGS(grb__ctf_clock_tsc, 0),
-	CTF_CONFIGS(grb__ctf_clock_mono, GRB_CONFIG_SHARED),
-	CTF_CONFIGS(grb__ctf_clock_tsc, GRB_CONFIG_SHARED),
+	CTF_CONFIGS(grb__ctf_clock_mono, 0, GRB_CONFIG_SYNC_PER_CPU),
+	CTF_CONFIGS(grb__ctf_clock_tsc, 0, GRB_CONFIG_SYNC_PER_CPU),
+	CTF_CONFIGS(grb__ctf_clock_mono, GRB_CONFIG_SHARED, GRB_CONFIG_SHARED),
+	CTF_CONFIGS(grb__ctf_clock_tsc, GRB_CONFIG_SHARED, GRB_CONFIG_SHARED),
 };
 
 const struct grb_config *grb__ctf_config(enum grb_alloc alloc,

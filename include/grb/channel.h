@@ -162,6 +162,45 @@ GRB_API int grb_buf_cpu(const struct grb_buf *buf);
 /** grb_buf_channel - the channel a buffer belongs to. */
 GRB_API struct grb_channel *grb_buf_channel(const struct grb_buf *buf);
 
+/* Which synchronization a channel's writers use (GRB_CONFIG_SYNC_PER_CPU). */
+enum grb_write_path {
+	GRB_WRITE_ATOMIC = 0,   /* locked atomics (docs/design.md 5-7) */
+	GRB_WRITE_RSEQ = 1,     /* per-CPU restartable sequences (25) */
+};
+
+/* Why a channel took its path. */
+enum grb_path_reason {
+	GRB_PATH_AS_ASKED = 0,      /* the path the configuration asked for */
+	GRB_PATH_NO_ARCH = 1,       /* no rseq sections for this CPU
+				       architecture (x86-64 only so far) */
+	GRB_PATH_NO_RSEQ = 2,       /* the C library's rseq registration is
+				       absent or failed (valgrind, seccomp, an
+				       old kernel, another library owning it,
+				       glibc.pthread.rseq=0) */
+	GRB_PATH_NO_MEMBARRIER = 3, /* membarrier's rseq command refused
+				       (Linux < 5.10, seccomp) */
+	GRB_PATH_SHARED = 4,        /* a shared channel: membarrier cannot
+				       reach writers in other processes */
+	GRB_PATH_ENV = 5,           /* GRB_SYNC=atomic in the environment */
+	GRB_PATH_SANITIZER = 6,     /* grb built with ThreadSanitizer, which
+				       cannot see the sections' plain stores */
+};
+
+/**
+ * grb_channel_write_path - the synchronization a channel's writers use.
+ * @chan: channel.
+ * @why: NULL, or where to store an enum grb_path_reason: GRB_PATH_AS_ASKED
+ *       when the channel took the path its configuration asked for, else
+ *       why it fell back to the atomic path.
+ *
+ * Decided once, at creation; a channel attached from another process
+ * (grb/shm.h) always reports GRB_WRITE_ATOMIC.
+ * Return: GRB_WRITE_ATOMIC or GRB_WRITE_RSEQ; -EINVAL when @chan is NULL.
+ * Context: any thread.  Ordering: none.
+ */
+GRB_API int grb_channel_write_path(const struct grb_channel *chan,
+				   enum grb_path_reason *why);
+
 /*
  * Counters of one buffer.  When writers and the reader are quiescent and
  * the buffer is flushed and drained:
@@ -186,6 +225,18 @@ struct grb_buf_stats {
 				   committing; skipped by recovery
 				   (grb/recover.h), never read */
 	uint64_t recovered;     /* sub-buffers completed by recovery */
+	/*
+	 * Per-CPU (rseq) path only, else 0 (grb_channel_write_path()).
+	 * remote_commits: commits (of records, or of a sub-buffer's header
+	 * or padding) made off the buffer's CPU: by a writer that migrated
+	 * between reserve and commit, by another thread it handed the
+	 * context to, by a flush, or by a thread without rseq.
+	 * remote_moves: write-position moves made off the buffer's CPU
+	 * (flushes, discards and reservations by such threads).  Each one
+	 * cost a membarrier() system call (docs/design.md section 25).
+	 */
+	uint64_t remote_commits;
+	uint64_t remote_moves;
 };
 
 /**

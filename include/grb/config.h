@@ -203,6 +203,18 @@ struct grb_config {
 
 /* grb_config.flags */
 #define GRB_CONFIG_SHARED 1u
+/*
+ * Per-CPU synchronization (GRB_ALLOC_PER_CPU only): writers update their
+ * CPU's buffer with restartable sequences (rseq) instead of locked
+ * atomics: a record's reserve and commit then carry no lock prefix.
+ * Whether a channel gets it is decided at creation, and it falls back to
+ * the atomic path (same records, same guarantees) when this machine,
+ * process or build cannot: grb_channel_write_path() says which path a
+ * channel took and why (grb/channel.h).  Writers may still migrate,
+ * nest in signal handlers, and commit from another thread or CPU; those
+ * rare cases, and flushes, cost a system call (membarrier) instead.
+ */
+#define GRB_CONFIG_SYNC_PER_CPU 2u
 
 /**
  * grb_config_check - validate a configuration without creating a channel.
@@ -210,8 +222,9 @@ struct grb_config {
  *
  * Return: 0 when valid; -EINVAL when @cfg is NULL, alloc or mode is not an
  * enum value, timestamp_bits > 64, clock_read is NULL while timestamp_bits
- * > 0, clock_read is set while timestamp_bits == 0, or flags has a bit
- * other than GRB_CONFIG_SHARED.
+ * > 0, clock_read is set while timestamp_bits == 0, flags has a bit
+ * other than GRB_CONFIG_SHARED and GRB_CONFIG_SYNC_PER_CPU, or
+ * GRB_CONFIG_SYNC_PER_CPU is set with GRB_ALLOC_PER_CHANNEL.
  * Context: any thread.
  * Ordering: none.
  */

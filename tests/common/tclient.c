@@ -107,20 +107,24 @@ static int tc_record_decode(const struct grb_config *cfg, const void *subbuf,
 	.record_decode = tc_record_decode,                   \
 }
 
-#define TC_CONFIGS(flags)                                                  \
-	{ GRB_ALLOC_PER_CPU, GRB_MODE_OVERWRITE, 64, TC_CB(), flags },      \
-	{ GRB_ALLOC_PER_CHANNEL, GRB_MODE_OVERWRITE, 64, TC_CB(), flags },  \
-	{ GRB_ALLOC_PER_CPU, GRB_MODE_DISCARD, 64, TC_CB(), flags },        \
-	{ GRB_ALLOC_PER_CHANNEL, GRB_MODE_DISCARD, 64, TC_CB(), flags },    \
-	{ GRB_ALLOC_PER_CPU, GRB_MODE_OVERWRITE, TC_TS_BITS, TC_CB(), flags }, \
-	{ GRB_ALLOC_PER_CHANNEL, GRB_MODE_OVERWRITE, TC_TS_BITS, TC_CB(),   \
-	  flags },                                                        \
-	{ GRB_ALLOC_PER_CPU, GRB_MODE_DISCARD, TC_TS_BITS, TC_CB(), flags }, \
+/* pflags: the per-CPU rows' flags; the private ones ask for the per-CPU
+ * (rseq) write path, which a channel falls back from where it cannot
+ * have it (grb/config.h). */
+#define TC_CONFIGS(flags, pflags)                                              \
+	{ GRB_ALLOC_PER_CPU, GRB_MODE_OVERWRITE, 64, TC_CB(), pflags },        \
+	{ GRB_ALLOC_PER_CHANNEL, GRB_MODE_OVERWRITE, 64, TC_CB(), flags },     \
+	{ GRB_ALLOC_PER_CPU, GRB_MODE_DISCARD, 64, TC_CB(), pflags },          \
+	{ GRB_ALLOC_PER_CHANNEL, GRB_MODE_DISCARD, 64, TC_CB(), flags },       \
+	{ GRB_ALLOC_PER_CPU, GRB_MODE_OVERWRITE, TC_TS_BITS, TC_CB(),          \
+	  pflags },                                                            \
+	{ GRB_ALLOC_PER_CHANNEL, GRB_MODE_OVERWRITE, TC_TS_BITS, TC_CB(),      \
+	  flags },                                                             \
+	{ GRB_ALLOC_PER_CPU, GRB_MODE_DISCARD, TC_TS_BITS, TC_CB(), pflags },  \
 	{ GRB_ALLOC_PER_CHANNEL, GRB_MODE_DISCARD, TC_TS_BITS, TC_CB(), flags }
 
 static const struct grb_config tc_configs[2 * TV_COUNT] = {
-	TC_CONFIGS(0),
-	TC_CONFIGS(GRB_CONFIG_SHARED),
+	TC_CONFIGS(0, GRB_CONFIG_SYNC_PER_CPU),
+	TC_CONFIGS(GRB_CONFIG_SHARED, GRB_CONFIG_SHARED),
 };
 
 const struct grb_config *tc_config(int variant)

@@ -48,7 +48,7 @@ extern "C" {
 
 /* "grbBUF01" in little-endian byte order, first word of every buffer. */
 #define GRB_SHM_MAGIC   UINT64_C(0x3130465542627267)
-#define GRB_SHM_VERSION 6u
+#define GRB_SHM_VERSION 7u
 
 /* Bytes of grb_buf_shm.client, the NUL included (grb/shm.h). */
 #define GRB_SHM_CLIENT_BYTES 32
@@ -94,9 +94,16 @@ extern "C" {
 #define GRB_CC_RECORD     (UINT64_C(1) << 32)
 #define GRB_CC_BYTES_MASK UINT64_C(0x00000000ffffffff)
 
-/* Bits of grb_buf_shm.blocked; any bit sends reserve to its slow path. */
+/*
+ * grb_buf_shm.blocked; any bit sends reserve to its slow path.  Bits 0-1
+ * stop writers; bits 8-63 count the remote operations in progress on a
+ * per-CPU (rseq) buffer (docs/design.md section 25.3), during which its
+ * writers move the position with locked instructions only.
+ */
 #define GRB_BLOCKED_DISABLED  UINT64_C(1)
 #define GRB_BLOCKED_FINALIZED UINT64_C(2)
+#define GRB_BLOCKED_STOP      (GRB_BLOCKED_DISABLED | GRB_BLOCKED_FINALIZED)
+#define GRB_BLOCKED_REMOTE    (UINT64_C(1) << 8)
 
 /*
  * Bits of grb_buf_shm.waiting: who waits for this buffer's data.  A waker
@@ -114,8 +121,14 @@ extern "C" {
 #define GRB_HELD_NEXT 2u   /* grb_reader_get_next(): being consumed */
 
 struct grb_commit_hot {
-	grb_atomic_u64 cc;              /* see the commit counter word */
-	char pad[GRB_CACHELINE - sizeof(grb_atomic_u64)];
+	/* See the commit counter word.  On a per-CPU (rseq) buffer: the
+	 * commits made from other CPUs, with an atomic add. */
+	grb_atomic_u64 cc;
+	/* Per-CPU (rseq) buffers only, else 0: the commits made on the
+	 * buffer's CPU, by a plain add in a critical section.  The slot's
+	 * commit count is cc + cc_local (docs/design.md section 25.1). */
+	grb_atomic_u64 cc_local;
+	char pad[GRB_CACHELINE - 2 * sizeof(grb_atomic_u64)];
 };
 
 struct grb_commit_cold {
@@ -135,7 +148,10 @@ struct grb_commit_cold {
 	 * (records_delivered, subbufs_delivered): a recoverer finishing the
 	 * delivery of a writer that died in it does not add them twice. */
 	grb_atomic_u64 counted;
-	char pad[GRB_CACHELINE - 7 * sizeof(grb_atomic_u64)];
+	/* Per-CPU (rseq) buffers: 1 + the position of the last lap whose
+	 * delivery a commit claimed (docs/design.md section 25.4). */
+	grb_atomic_u64 claimed;
+	/* Eight words: the whole cache line, no padding left. */
 };
 
 /*
@@ -196,6 +212,10 @@ struct grb_buf_shm {
 	 * data; and sub-buffers completed by a recoverer. */
 	grb_atomic_u64 lost_dead;
 	grb_atomic_u64 subbufs_recovered;
+	/* Per-CPU (rseq) path (src/rseq.c): commits that reached this
+	 * buffer from off its CPU, and remote moves of its position. */
+	grb_atomic_u64 remote_commits;
+	grb_atomic_u64 remote_moves;
 
 	/*
 	 * Wake line: read by every commit (one load of a line that stays
@@ -239,6 +259,9 @@ struct grb_buf {
 	unsigned int buf_order;
 	unsigned int nsb_order;         /* log2(num_subbuf) */
 	int cpu;                        /* -1 for a per-channel buffer */
+	/* 1 when this buffer's writers take the per-CPU (rseq) path,
+	 * decided at channel creation (docs/design.md section 25.5). */
+	int rseq;
 	struct grb_channel *chan;
 	/* Local copies of the description, so that nothing another process
 	 * writes into the mapping later changes what this one bounds-checks
@@ -279,6 +302,9 @@ struct grb_channel {
 	int gid;                        /* the group that may attach, or -1 */
 	int *shm_fds;                   /* one per buffer when shared */
 	char *shm_dir;                  /* owner with files: their directory */
+	/* grb_channel_write_path(): the path and the reason. */
+	int write_path;
+	int path_reason;
 };
 
 #ifdef __cplusplus

@@ -68,6 +68,22 @@ static inline int grb__lap_ahead(const struct grb_buf *b, uint64_t pos,
 		b->buf_size;
 }
 
+/*
+ * The commit count of ring slot `slot`: cc, plus cc_local on a per-CPU
+ * (rseq) buffer (0 elsewhere).  Each load pairs with the release of the
+ * commits it reads; seq_cst (the same instruction as acquire on x86-64
+ * and arm64) because the live reader's check is one side of the wake-up
+ * handshake (src/wait.c).  The two loads are not one snapshot:
+ * both words only grow within a lap, so the sum lies between the count
+ * at the first load and the count at the second; when it equals every
+ * byte reserved, no commit can have landed in between.
+ */
+static inline uint64_t grb__cc_load(const struct grb_buf *b, uint64_t slot)
+{
+	return grb_load_seq_cst(&b->hot[slot].cc_local) +
+		grb_load_seq_cst(&b->hot[slot].cc);
+}
+
 /* True when cc_sb says the lap before the one holding pos was delivered
  * (a writer may then open pos's sub-buffer). */
 static inline int grb__prev_lap_delivered(const struct grb_buf *b,

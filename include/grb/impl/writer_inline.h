@@ -25,6 +25,7 @@
 #include "grb/impl/journal.h"
 #include "grb/impl/layout.h"
 #include "grb/impl/position.h"
+#include "grb/impl/rseq.h"
 #include "grb/impl/thread.h"
 
 #ifdef __cplusplus
@@ -49,6 +50,29 @@ GRB_API void grb__push_reader(struct grb_buf *buf, uint64_t pos);
 GRB_API uint64_t grb__clear_noref(struct grb_buf *buf, uint64_t slot);
 GRB_API void grb__deliver(const struct grb_config *cfg, struct grb_buf *buf,
 		  uint64_t cc, uint64_t pos);
+GRB_API void grb__rseq_deliver(const struct grb_config *cfg,
+			       struct grb_buf *buf, uint64_t sum, uint64_t pos);
+GRB_API void grb__rseq_commit_slow(const struct grb_config *cfg,
+				   struct grb_buf *buf, uint64_t pos,
+				   uint64_t add);
+
+/*
+ * Can this configuration's channels take the per-CPU (rseq) path?  A
+ * constant for a static const config: the other configurations compile
+ * without any of it.  Whether a channel did is buf->rseq, set at
+ * creation (docs/design.md section 25.5).
+ */
+static GRB_ALWAYS_INLINE int grb__rseq_cfg(const struct grb_config *cfg)
+{
+#ifdef GRB_RSEQ_ASM
+	return cfg->alloc == GRB_ALLOC_PER_CPU &&
+		(cfg->flags & GRB_CONFIG_SYNC_PER_CPU) &&
+		!(cfg->flags & GRB_CONFIG_SHARED);
+#else
+	(void)cfg;
+	return 0;
+#endif
+}
 
 static GRB_ALWAYS_INLINE struct grb_buf *grb__pick_buf(const struct grb_config *cfg,
 					    struct grb_channel *chan, int *cpu)
@@ -181,7 +205,7 @@ static GRB_ALWAYS_INLINE int grb_reserve(const struct grb_config *cfg,
 	uint64_t o_begin, o_end, phys, ts;
 	size_t off, pre, size;
 	unsigned int rflags = 0;
-	int cpu;
+	int cpu, rseq;
 
 	owner = grb__nesting_enter();
 	if (GRB_UNLIKELY(!owner))
@@ -207,8 +231,11 @@ static GRB_ALWAYS_INLINE int grb_reserve(const struct grb_config *cfg,
 	ctx->timestamp = ts;
 	ctx->rflags = rflags;
 	off = grb__subbuf_offset(buf, o_begin);
-	/* blocked: relaxed, as grb_buf_record_disable() says why. */
-	if (GRB_UNLIKELY(off == 0 || grb_load_relaxed(&buf->shm->blocked)))
+	rseq = grb__rseq_cfg(cfg) && buf->rseq;
+	/* blocked: relaxed, as grb_buf_record_disable() says why; the
+	 * per-CPU path checks it inside its critical section. */
+	if (GRB_UNLIKELY(off == 0 ||
+			 (!rseq && grb_load_relaxed(&buf->shm->blocked))))
 		return grb__reserve_slow(cfg, buf, ctx);
 	size = grb__slot_size(cfg, off, ctx, &pre);
 	/*
@@ -224,6 +251,24 @@ static GRB_ALWAYS_INLINE int grb_reserve(const struct grb_config *cfg,
 		grb__journal_tentative(ctx->jent, o_begin, o_begin, o_end,
 				       ts);
 	GRB_HOOK(GRB_HOOK_RESERVE_LOADED);
+#ifdef GRB_RSEQ_ASM
+	if (rseq) {
+		/*
+		 * One critical section on this CPU: blocked still 0 and the
+		 * position still o_begin, then a plain store of o_end.  An
+		 * abort (preempted, migrated, signalled) or a failed compare
+		 * stored nothing: the slow path starts over.  Ordering: the
+		 * section's loads and store are x86-64's, acquire and
+		 * release, like the CAS below (design.md section 25).
+		 */
+		if (GRB_UNLIKELY(grb__rseq_reserve(grb__rseq_area(),
+						   (uint32_t)cpu,
+						   &buf->shm->blocked,
+						   &buf->shm->offset, o_begin,
+						   o_end) != GRB_RSEQ_OK))
+			return grb__reserve_slow(cfg, buf, ctx);
+	} else
+#endif
 	/*
 	 * acq_rel: acquire pairs with the release of the CAS (or reader
 	 * store) that made this sub-buffer writable, through the release
@@ -284,6 +329,32 @@ static GRB_ALWAYS_INLINE void grb_ctx_align(const struct grb_config *cfg,
 	assert(ctx->wptr <= ctx->wend);
 }
 
+#ifdef GRB_RSEQ_ASM
+/*
+ * The per-CPU commit (design.md section 25.4): a plain add to the slot's
+ * cc_local in a critical section on the buffer's CPU, then the sum of
+ * both counters; when it completes the lap, claim and deliver.  A thread
+ * no longer on that CPU (or aborted there) commits out of line.
+ */
+static GRB_ALWAYS_INLINE void grb__commit_rseq(const struct grb_config *cfg,
+					       struct grb_ctx *ctx,
+					       uint64_t add)
+{
+	/* ctx->cc is the first member of its slot's hot line. */
+	struct grb_commit_hot *hot = (struct grb_commit_hot *)(void *)ctx->cc;
+	uint64_t sum;
+
+	if (GRB_UNLIKELY(grb__rseq_add(grb__rseq_area(), (uint32_t)ctx->cpu,
+				       &hot->cc_local, add) != GRB_RSEQ_OK)) {
+		grb__rseq_commit_slow(cfg, ctx->buf, ctx->end - 1, add);
+		return;
+	}
+	sum = grb_load_acquire(&hot->cc_local) + grb_load_acquire(&hot->cc);
+	if (GRB_UNLIKELY(((sum - ctx->cc_done) & GRB_CC_BYTES_MASK) == 0))
+		grb__rseq_deliver(cfg, ctx->buf, sum, ctx->end - 1);
+}
+#endif
+
 static GRB_ALWAYS_INLINE void grb_commit(const struct grb_config *cfg,
 			      struct grb_ctx *ctx)
 {
@@ -295,6 +366,12 @@ static GRB_ALWAYS_INLINE void grb_commit(const struct grb_config *cfg,
 	if (grb__journaled(cfg) && ctx->jent)
 		grb__journal_set(ctx->jent, GRB_J_COMMITTING);
 	GRB_HOOK(GRB_HOOK_COMMIT_BEFORE);
+#ifdef GRB_RSEQ_ASM
+	if (grb__rseq_cfg(cfg) && ctx->buf->rseq) {
+		grb__commit_rseq(cfg, ctx, add);
+		goto committed;
+	}
+#endif
 	/*
 	 * Release publishes the record; acquire lets the thread that
 	 * completes the sub-buffer see every other committer's data before
@@ -310,6 +387,9 @@ static GRB_ALWAYS_INLINE void grb_commit(const struct grb_config *cfg,
 	/* Same test as grb__cc_complete(), with its operands from reserve. */
 	if (GRB_UNLIKELY(((cc - ctx->cc_done) & GRB_CC_BYTES_MASK) == 0))
 		grb__deliver(cfg, ctx->buf, cc, ctx->end - 1);
+#ifdef GRB_RSEQ_ASM
+committed:
+#endif
 	/* After the delivery: a recoverer must not deliver it again. */
 	if (grb__journaled(cfg) && ctx->jent)
 		grb__journal_free(ctx->jent);
