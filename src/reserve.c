@@ -74,10 +74,11 @@ static void plan_attempt(const struct grb_config *cfg, struct grb_buf *buf,
 	ctx->rflags = rflags;
 	in.size_here = grb__subbuf_offset(buf, in.old) ?
 		grb__slot_size(cfg, grb__subbuf_offset(buf, in.old), ctx,
-			       &pre_here) : 0;
+			       ctx->data_size, ctx->largest_align, &pre_here) : 0;
 	if (cfg->timestamp_bits > 0)
 		ctx->rflags = rflags | GRB_RFLAG_FULL_TIMESTAMP;
-	in.size_open = grb__slot_size(cfg, in.hdr, ctx, &pre_open);
+	in.size_open = grb__slot_size(cfg, in.hdr, ctx, ctx->data_size,
+				      ctx->largest_align, &pre_open);
 	grb__reserve_plan(&in, p);
 	if (!p->open_new)
 		ctx->rflags = rflags;

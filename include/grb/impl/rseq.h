@@ -118,12 +118,19 @@ static GRB_ALWAYS_INLINE int grb__rseq_reserve(struct rseq *rs, uint32_t cpu,
 		"movq %[newv], %[v]\n\t"
 		"2:\n\t"
 		GRB__RSEQ_ABORT_HANDLER
-		: /* no outputs: asm goto */
-		: [rseq_cs] "m" (rs->rseq_cs), [cpu_id] "m" (rs->cpu_id),
-		  [cpu] "r" (cpu), [blocked] "m" (*(uint64_t *)(void *)blocked),
-		  [v] "m" (*(uint64_t *)(void *)offset),
+		/*
+		 * The memory it touches, named, rather than a "memory"
+		 * clobber: the compiler then keeps what it loaded from the
+		 * buffer's handle in registers across the section.  No
+		 * ordering is lost: the stores into the slot come after
+		 * the branch on the section's outcome.
+		 */
+		: [rseq_cs] "+m" (rs->rseq_cs),
+		  [v] "+m" (*(uint64_t *)(void *)offset)
+		: [cpu_id] "m" (rs->cpu_id), [cpu] "r" (cpu),
+		  [blocked] "m" (*(const uint64_t *)(const void *)blocked),
 		  [expect] "r" (expect), [newv] "r" (newv)
-		: "memory", "cc", "rcx"
+		: "cc", "rcx"
 		: aborted, failed);
 	GRB__RSEQ_DONE(rs);
 	return GRB_RSEQ_OK;

@@ -133,18 +133,26 @@ static GRB_ALWAYS_INLINE void grb__save_timestamp(const struct grb_config *cfg,
 		grb_store_relaxed(&buf->shm->last_ts, ts);
 }
 
-/* Slot bytes for a record whose slot starts at sub-buffer offset off. */
-static GRB_ALWAYS_INLINE size_t grb__slot_size(const struct grb_config *cfg, size_t off,
-				    const struct grb_ctx *ctx, size_t *pre)
+/*
+ * Slot bytes for a record whose slot starts at sub-buffer offset off, of
+ * data_size payload bytes aligned on align (ctx's inputs, passed apart so
+ * that the fast path reads them before the nesting count's signal fence
+ * and the compiler keeps the caller's constants).
+ */
+static GRB_ALWAYS_INLINE size_t grb__slot_size(const struct grb_config *cfg,
+					       size_t off,
+					       const struct grb_ctx *ctx,
+					       size_t data_size, size_t align,
+					       size_t *pre)
 {
 	size_t hdr = 0;
 
 	*pre = 0;
 	if (cfg->cb.record_header_size)
 		hdr = cfg->cb.record_header_size(cfg, off, pre, ctx);
-	if (ctx->largest_align > 1)
-		hdr += grb_offset_align(off + hdr, ctx->largest_align);
-	return hdr + ctx->data_size;
+	if (align > 1)
+		hdr += grb_offset_align(off + hdr, align);
+	return hdr + data_size;
 }
 
 /*
@@ -206,6 +214,8 @@ static GRB_ALWAYS_INLINE int grb_reserve(const struct grb_config *cfg,
 	size_t off, pre, size;
 	unsigned int rflags = 0;
 	int cpu, rseq;
+	/* Before the fence in grb__nesting_enter(): see grb__slot_size(). */
+	size_t dsize = ctx->data_size, align = ctx->largest_align;
 
 	owner = grb__nesting_enter();
 	if (GRB_UNLIKELY(!owner))
@@ -237,14 +247,14 @@ static GRB_ALWAYS_INLINE int grb_reserve(const struct grb_config *cfg,
 	if (GRB_UNLIKELY(off == 0 ||
 			 (!rseq && grb_load_relaxed(&buf->shm->blocked))))
 		return grb__reserve_slow(cfg, buf, ctx);
-	size = grb__slot_size(cfg, off, ctx, &pre);
+	size = grb__slot_size(cfg, off, ctx, dsize, align, &pre);
 	/*
 	 * ">=": a record that exactly fills the sub-buffer closes it.  The
 	 * data_size test keeps a huge size from wrapping the sum; the slow
 	 * path refuses it.
 	 */
 	if (GRB_UNLIKELY(size >= buf->subbuf_size - off ||
-			 ctx->data_size >= buf->subbuf_size || size == 0))
+			 dsize >= buf->subbuf_size || size == 0))
 		return grb__reserve_slow(cfg, buf, ctx);
 	o_end = o_begin + size;
 	if (grb__journaled(cfg) && ctx->jent)
