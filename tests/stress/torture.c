@@ -2,8 +2,10 @@
 /*
  * tests/stress/torture.c - the torture harness: every race-injection point
  * of the library (tests/hooks/grb_test_hooks.h) is filled, per a schedule drawn from
- * the seed, with a busy delay, a yield or a forced change of the CPU the
- * thread reports, while writers (which abandon one record in 32 with
+ * the seed, with a busy delay, a yield, a forced change of the CPU the
+ * thread reports, or a real move to another CPU (sched_setaffinity(): on
+ * the per-CPU path it aborts the section that follows, or makes the
+ * commit that follows a remote one), while writers (which abandon one record in 32 with
  * grb_try_discard_reserve()), a reader and a flusher run every variant.
  * The tagged-record checker and grb_buf_validate() judge the end state.
  *
@@ -24,10 +26,11 @@
 #define NWRITERS 5
 #define MAXSEQ (1u << 20)
 
-enum action { ACT_NONE, ACT_SPIN, ACT_YIELD, ACT_MIGRATE, ACT_COUNT };
+enum action { ACT_NONE, ACT_SPIN, ACT_YIELD, ACT_MIGRATE, ACT_AFFINITY,
+	      ACT_COUNT };
 
 static const char *const action_names[ACT_COUNT] = {
-	"none", "spin", "yield", "migrate",
+	"none", "spin", "yield", "migrate", "affinity",
 };
 
 /* Per hook point: what to do and how often (1 in `every` passes). */
@@ -61,6 +64,17 @@ static void hook(enum grb_hook_point point, void *arg)
 	case ACT_MIGRATE:
 		grb_test_set_cpu((int)(stress_rand(&rng) % (unsigned)ncpus));
 		break;
+	case ACT_AFFINITY: {
+		cpu_set_t set;
+
+		/* A real move; the reported CPU follows it again. */
+		grb_test_set_cpu(-1);
+		CPU_ZERO(&set);
+		CPU_SET((int)(stress_rand(&rng) % (unsigned)(ncpus - 1)),
+			&set);
+		sched_setaffinity(0, sizeof(set), &set);
+		break;
+	}
 	default:
 		break;
 	}
@@ -157,6 +171,7 @@ static int run(int v, uint64_t seed, double seconds)
 	struct tc_checker tc;
 	struct ctx c = { 0 };
 	uint64_t refused = 0, errors;
+	struct grb_buf_stats st;
 	unsigned int i;
 
 	draw_schedule(&sched_now, seed, v);
@@ -190,9 +205,12 @@ static int run(int v, uint64_t seed, double seconds)
 	grb_channel_finalize(c.chan);
 	tc_drain_all(&tc, c.chan);
 	errors = tc_final_check(&tc, c.chan, refused);
-	printf("torture %-36s read %8llu refused %8llu\n", tc_variant_name(v),
-	       (unsigned long long)tc.records_read,
-	       (unsigned long long)refused);
+	grb_channel_get_stats(c.chan, &st);
+	printf("torture %-36s read %8llu refused %8llu remote %llu/%llu\n",
+	       tc_variant_name(v), (unsigned long long)tc.records_read,
+	       (unsigned long long)refused,
+	       (unsigned long long)st.remote_commits,
+	       (unsigned long long)st.remote_moves);
 	if (errors || tc.records_read == 0) {
 		fprintf(stderr, "FAILED: torture variant %s, seed %llu, %llu errors; schedule:\n",
 			tc_variant_name(v), (unsigned long long)seed,
