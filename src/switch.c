@@ -196,23 +196,25 @@ int grb_buf_flush(struct grb_buf *buf, enum grb_flush how)
 		return -EINVAL;
 	cfg = buf->chan->cfg;
 	hdr = grb__subbuf_header_size(cfg);
-	if (buf->rseq) {
-		/* Nothing open: spare the idle CPU the fence (a guess, as
-		 * any flush's is against a writer that comes right after). */
-		if (how == GRB_FLUSH_ACTIVE &&
-		    grb__subbuf_offset(buf,
-			grb_load_relaxed(&buf->shm->offset)) == 0)
-			return -ENODATA;
-		/* A flush runs anywhere: the remote protocol, for the CAS
-		 * below (design.md section 25.3). */
-		grb__remote_enter(buf);
-		remote = 1;
-	}
 	/* A flush moves the position too: journaled as a reservation. */
 	if (buf->journal) {
 		je = grb__journal_take(buf);
 		if (!je)
 			return -EBUSY;
+	}
+	if (buf->rseq) {
+		/* Nothing open: spare the idle CPU the fence (a guess, as
+		 * any flush's is against a writer that comes right after). */
+		if (how == GRB_FLUSH_ACTIVE &&
+		    grb__subbuf_offset(buf,
+			grb_load_relaxed(&buf->shm->offset)) == 0) {
+			ret = -ENODATA;
+			goto out;
+		}
+		/* A flush runs anywhere: the remote protocol, for the CAS
+		 * below (design.md section 25.3). */
+		grb__remote_enter(buf);
+		remote = 1;
 	}
 	for (;;) {
 		/* A guess the CAS checks. */

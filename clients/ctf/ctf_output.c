@@ -208,6 +208,14 @@ int grb__ctf_output_start(struct grb_ctf *t)
 		}
 	}
 	if (!ret) {
+		/*
+		 * The empty first packets (grb_ctf_create()), written out
+		 * before any writer can come: in overwrite mode writers that
+		 * start at once could otherwise lap them before the thread
+		 * runs, and the first packet a reader sees would carry a
+		 * non-zero events_discarded it cannot count from.
+		 */
+		drain(t);
 		ret = -pthread_create(&t->thread, NULL, writer_main, t);
 		if (!ret) {
 			t->thread_started = 1;

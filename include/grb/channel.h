@@ -231,9 +231,10 @@ struct grb_buf_stats {
 	 * or padding) made off the buffer's CPU: by a writer that migrated
 	 * between reserve and commit, by another thread it handed the
 	 * context to, by a flush, or by a thread without rseq.
-	 * remote_moves: write-position moves made off the buffer's CPU
-	 * (flushes, discards and reservations by such threads).  Each one
-	 * cost a membarrier() system call (docs/design.md section 25).
+	 * remote_moves: write-position moves by the remote protocol: every
+	 * flush that moves the position, from whatever CPU, and discards
+	 * and reservations made off the buffer's CPU.  Each one cost a
+	 * membarrier() system call (docs/design.md section 25).
 	 */
 	uint64_t remote_commits;
 	uint64_t remote_moves;

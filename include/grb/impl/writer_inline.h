@@ -60,18 +60,17 @@ GRB_API void grb__rseq_commit_slow(const struct grb_config *cfg,
  * Can this configuration's channels take the per-CPU (rseq) path?  A
  * constant for a static const config: the other configurations compile
  * without any of it.  Whether a channel did is buf->rseq, set at
- * creation (docs/design.md section 25.5).
+ * creation (docs/design.md section 25.5) by the library, which may have
+ * the sections when this caller was compiled without them (another
+ * architecture's headers, GRB_NO_RSEQ_ASM): such a caller sends a
+ * per-CPU buffer's reservations and commits to the library's slow paths,
+ * which follow the buffer's protocol, never to the atomic fast path.
  */
 static GRB_ALWAYS_INLINE int grb__rseq_cfg(const struct grb_config *cfg)
 {
-#ifdef GRB_RSEQ_ASM
 	return cfg->alloc == GRB_ALLOC_PER_CPU &&
 		(cfg->flags & GRB_CONFIG_SYNC_PER_CPU) &&
 		!(cfg->flags & GRB_CONFIG_SHARED);
-#else
-	(void)cfg;
-	return 0;
-#endif
 }
 
 static GRB_ALWAYS_INLINE struct grb_buf *grb__pick_buf(const struct grb_config *cfg,
@@ -205,6 +204,22 @@ static GRB_ALWAYS_INLINE void grb__ctx_fill(const struct grb_buf *buf,
 	ctx->cc_done = grb__lap_bytes(buf, begin) + buf->subbuf_size;
 }
 
+/*
+ * The slow path on a copy of the context: the caller's context then never
+ * has its address taken, and the compiler can keep it in registers on the
+ * fast path, through the writes, to the commit.
+ */
+static GRB_ALWAYS_INLINE int grb__reserve_slow_copy(const struct grb_config *cfg,
+						    struct grb_buf *buf,
+						    struct grb_ctx *ctx)
+{
+	struct grb_ctx tmp = *ctx;
+	int ret = grb__reserve_slow(cfg, buf, &tmp);
+
+	*ctx = tmp;
+	return ret;
+}
+
 static GRB_ALWAYS_INLINE int grb_reserve(const struct grb_config *cfg,
 			      struct grb_channel *chan, struct grb_ctx *ctx)
 {
@@ -246,7 +261,7 @@ static GRB_ALWAYS_INLINE int grb_reserve(const struct grb_config *cfg,
 	 * per-CPU path checks it inside its critical section. */
 	if (GRB_UNLIKELY(off == 0 ||
 			 (!rseq && grb_load_relaxed(&buf->shm->blocked))))
-		return grb__reserve_slow(cfg, buf, ctx);
+		return grb__reserve_slow_copy(cfg, buf, ctx);
 	size = grb__slot_size(cfg, off, ctx, dsize, align, &pre);
 	/*
 	 * ">=": a record that exactly fills the sub-buffer closes it.  The
@@ -255,7 +270,7 @@ static GRB_ALWAYS_INLINE int grb_reserve(const struct grb_config *cfg,
 	 */
 	if (GRB_UNLIKELY(size >= buf->subbuf_size - off ||
 			 dsize >= buf->subbuf_size || size == 0))
-		return grb__reserve_slow(cfg, buf, ctx);
+		return grb__reserve_slow_copy(cfg, buf, ctx);
 	o_end = o_begin + size;
 	if (grb__journaled(cfg) && ctx->jent)
 		grb__journal_tentative(ctx->jent, o_begin, o_begin, o_end,
@@ -276,8 +291,12 @@ static GRB_ALWAYS_INLINE int grb_reserve(const struct grb_config *cfg,
 						   &buf->shm->blocked,
 						   &buf->shm->offset, o_begin,
 						   o_end) != GRB_RSEQ_OK))
-			return grb__reserve_slow(cfg, buf, ctx);
+			return grb__reserve_slow_copy(cfg, buf, ctx);
 	} else
+#else
+	if (rseq)
+		return grb__reserve_slow_copy(cfg, buf, ctx);
+	else
 #endif
 	/*
 	 * acq_rel: acquire pairs with the release of the CAS (or reader
@@ -285,7 +304,7 @@ static GRB_ALWAYS_INLINE int grb_reserve(const struct grb_config *cfg,
 	 * sequence of the position word; release passes it on.
 	 */
 	if (GRB_UNLIKELY(!grb_cas_acq_rel(&buf->shm->offset, &o_begin, o_end)))
-		return grb__reserve_slow(cfg, buf, ctx);
+		return grb__reserve_slow_copy(cfg, buf, ctx);
 	GRB_HOOK(GRB_HOOK_RESERVE_DONE);
 	grb__save_timestamp(cfg, buf, ts);
 	if (cfg->mode == GRB_MODE_OVERWRITE)
@@ -376,12 +395,14 @@ static GRB_ALWAYS_INLINE void grb_commit(const struct grb_config *cfg,
 	if (grb__journaled(cfg) && ctx->jent)
 		grb__journal_set(ctx->jent, GRB_J_COMMITTING);
 	GRB_HOOK(GRB_HOOK_COMMIT_BEFORE);
-#ifdef GRB_RSEQ_ASM
 	if (grb__rseq_cfg(cfg) && ctx->buf->rseq) {
+#ifdef GRB_RSEQ_ASM
 		grb__commit_rseq(cfg, ctx, add);
+#else
+		grb__rseq_commit_slow(cfg, ctx->buf, ctx->end - 1, add);
+#endif
 		goto committed;
 	}
-#endif
 	/*
 	 * Release publishes the record; acquire lets the thread that
 	 * completes the sub-buffer see every other committer's data before
@@ -397,9 +418,7 @@ static GRB_ALWAYS_INLINE void grb_commit(const struct grb_config *cfg,
 	/* Same test as grb__cc_complete(), with its operands from reserve. */
 	if (GRB_UNLIKELY(((cc - ctx->cc_done) & GRB_CC_BYTES_MASK) == 0))
 		grb__deliver(cfg, ctx->buf, cc, ctx->end - 1);
-#ifdef GRB_RSEQ_ASM
 committed:
-#endif
 	/* After the delivery: a recoverer must not deliver it again. */
 	if (grb__journaled(cfg) && ctx->jent)
 		grb__journal_free(ctx->jent);

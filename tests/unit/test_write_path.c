@@ -1,0 +1,995 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * tests/unit/test_write_path.c - the per-CPU (rseq) write path's contract
+ * (GRB_CONFIG_SYNC_PER_CPU, docs/design.md section 25): which
+ * configurations grb_config_check() accepts with the flag, which channels
+ * get the path and what grb_channel_write_path() reports (per-CPU,
+ * per-channel, GRB_SYNC in the environment, shared and attached
+ * channels), and on a channel that has it, the cases that leave the
+ * buffer's CPU and take the remote protocol, each counted exactly in
+ * remote_commits and remote_moves and each leaving every record intact:
+ *
+ *  - records written while pinned to one CPU: no remote operation;
+ *  - a record reserved on CPU 0 and committed after moving to CPU 1: one
+ *    remote commit on buffer 0;
+ *  - flushes: nothing open is -ENODATA and costs nothing; a flush with
+ *    data is a remote move (and, from another CPU, a remote commit of the
+ *    padding), and the sub-buffer it closes is read back;
+ *  - a discard after moving to the other CPU: a remote move and commit,
+ *    counted as discarded; one on the buffer's CPU is neither; one that
+ *    is refused (not the last reservation) still leaves a readable skip
+ *    record;
+ *  - a signal handler that writes between its thread's reserve and
+ *    commit (and one that moves the thread to the other CPU first);
+ *  - a thread whose rseq registration was taken back: every record it
+ *    writes takes the remote forms, lands in the buffer of the CPU
+ *    sched_getcpu() names, and is read back.
+ *
+ * What to expect is computed from the environment, as the library
+ * decides it: the rseq path unless grb has no sections for this
+ * architecture, was built with ThreadSanitizer (this test is built with
+ * the same flags), GRB_SYNC=atomic is set, glibc's rseq registration is
+ * absent (valgrind) or the kernel has no rseq membarrier.  Where the
+ * atomic path is expected the same sequences run and every remote
+ * counter must stay 0.  The sequences also run on a channel forced to
+ * the atomic path (GRB_SYNC=atomic at its creation), so both paths are
+ * compared on every run.  Every record goes through the test client's
+ * checker: read exactly once, intact, counters agreeing, and
+ * grb_buf_validate() clean on every buffer at the end.
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <linux/membarrier.h>
+#include <pthread.h>
+#include <sched.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include "check.h"
+#include "grb/grb.h"
+#include "grb/shm.h"
+#include "tclient.h"
+
+#if defined(__has_include)
+#if __has_include(<sys/rseq.h>)
+#include <sys/rseq.h>
+#define TEST_HAVE_RSEQ 1
+#endif
+#endif
+
+#if defined(__SANITIZE_THREAD__)
+#define TEST_TSAN 1
+#elif defined(__has_feature)
+#if __has_feature(thread_sanitizer)
+#define TEST_TSAN 1
+#endif
+#endif
+
+#define SB 65536
+#define NSB 8
+#define RSEQ_UNREGISTER 1       /* RSEQ_FLAG_UNREGISTER (linux/rseq.h) */
+
+/* Writer ids of the checker. */
+enum { W_MAIN, W_HANDLER, W_NORSEQ, NW };
+#define MAXSEQ 4096
+
+/* ---- what the environment lets a channel have ----------------------- */
+
+static int env_atomic(void)
+{
+	const char *e = getenv("GRB_SYNC");
+
+	return e && strcmp(e, "atomic") == 0;
+}
+
+/* glibc registered rseq for this thread and the kernel fills cpu_id. */
+static int rseq_registered(void)
+{
+#ifdef TEST_HAVE_RSEQ
+	const struct rseq *rs = (const struct rseq *)(void *)
+		((char *)__builtin_thread_pointer() + __rseq_offset);
+
+	return __rseq_size >= 20 &&
+		(int32_t)__atomic_load_n(&rs->cpu_id, __ATOMIC_RELAXED) >= 0;
+#else
+	return 0;
+#endif
+}
+
+static int membarrier_rseq(void)
+{
+	long r = syscall(__NR_membarrier, MEMBARRIER_CMD_QUERY, 0, 0);
+
+	return r > 0 && (r & MEMBARRIER_CMD_REGISTER_PRIVATE_EXPEDITED_RSEQ);
+}
+
+/*
+ * Why a channel of a per-CPU configuration with GRB_CONFIG_SYNC_PER_CPU,
+ * created now by this thread, takes the path it takes; @shared: in
+ * shared memory or with GRB_CONFIG_SHARED.  AS_ASKED means rseq.
+ */
+static enum grb_path_reason expected_reason(int shared)
+{
+	int arch = 1, tsan = 0;
+
+#if !defined(__x86_64__) || !defined(TEST_HAVE_RSEQ)
+	arch = 0;
+#endif
+#ifdef TEST_TSAN
+	tsan = 1;
+#endif
+	if (!arch)
+		return GRB_PATH_NO_ARCH;
+	if (tsan)
+		return GRB_PATH_SANITIZER;
+	if (env_atomic())
+		return GRB_PATH_ENV;
+	if (shared)
+		return GRB_PATH_SHARED;
+	if (!rseq_registered())
+		return GRB_PATH_NO_RSEQ;
+	if (!membarrier_rseq())
+		return GRB_PATH_NO_MEMBARRIER;
+	return GRB_PATH_AS_ASKED;
+}
+
+static const char *reason_name(int r)
+{
+	static const char *const names[] = {
+		"as asked", "no arch", "no rseq", "no membarrier", "shared",
+		"env", "sanitizer",
+	};
+
+	return r >= 0 && r < 7 ? names[r] : "?";
+}
+
+/* Check a channel's path: RSEQ exactly when @why is AS_ASKED. */
+static void check_path(const struct grb_channel *chan, int want_rseq,
+		       enum grb_path_reason want_why)
+{
+	enum grb_path_reason why = (enum grb_path_reason)-1;
+	int path = grb_channel_write_path(chan, &why);
+
+	if (path != (want_rseq ? GRB_WRITE_RSEQ : GRB_WRITE_ATOMIC) ||
+	    why != want_why)
+		fprintf(stderr, "path %d (%s), expected %d (%s)\n", path,
+			reason_name((int)why), want_rseq, reason_name(want_why));
+	CHECK_EQ(path, want_rseq ? GRB_WRITE_RSEQ : GRB_WRITE_ATOMIC);
+	CHECK_EQ(why, want_why);
+	/* @why may be NULL. */
+	CHECK_EQ(grb_channel_write_path(chan, NULL), path);
+}
+
+/* A per-CPU configuration with the flag, as expected now. */
+static void check_expected_path(const struct grb_channel *chan, int shared)
+{
+	enum grb_path_reason why = expected_reason(shared);
+
+	check_path(chan, why == GRB_PATH_AS_ASKED, why);
+}
+
+static struct grb_channel *create(const struct grb_config *cfg)
+{
+	struct grb_channel_attr attr = { "write_path", SB, NSB, NULL };
+	struct grb_channel *chan = NULL;
+
+	CHECK_EQ(grb_channel_create(cfg, &attr, &chan), 0);
+	return chan;
+}
+
+static void stats_of(struct grb_channel *chan, unsigned int i,
+		     struct grb_buf_stats *st)
+{
+	CHECK_EQ(grb_buf_get_stats(grb_channel_buf(chan, i), st), 0);
+}
+
+/* ---- configurations --------------------------------------------------- */
+
+/* Raw clients: no headers, no clock; a record is its payload. */
+static const struct grb_config raw_cpu = {
+	GRB_ALLOC_PER_CPU, GRB_MODE_DISCARD, 0, { 0 }, 0,
+};
+static const struct grb_config raw_cpu_sync = {
+	GRB_ALLOC_PER_CPU, GRB_MODE_DISCARD, 0, { 0 },
+	GRB_CONFIG_SYNC_PER_CPU,
+};
+static const struct grb_config raw_chan = {
+	GRB_ALLOC_PER_CHANNEL, GRB_MODE_DISCARD, 0, { 0 }, 0,
+};
+static const struct grb_config raw_chan_sync = {
+	GRB_ALLOC_PER_CHANNEL, GRB_MODE_DISCARD, 0, { 0 },
+	GRB_CONFIG_SYNC_PER_CPU,
+};
+static const struct grb_config raw_shared_sync = {
+	GRB_ALLOC_PER_CPU, GRB_MODE_DISCARD, 0, { 0 },
+	GRB_CONFIG_SHARED | GRB_CONFIG_SYNC_PER_CPU,
+};
+
+/* One raw record of 16 bytes, tagged. */
+static int put(const struct grb_config *cfg, struct grb_channel *chan,
+	       uint64_t tag)
+{
+	struct grb_ctx ctx = GRB_CTX_INIT(16, 8);
+	int ret = grb_reserve(cfg, chan, &ctx);
+
+	if (ret)
+		return ret;
+	grb_write(cfg, &ctx, &tag, sizeof(tag));
+	grb_write(cfg, &ctx, &tag, sizeof(tag));
+	grb_commit(cfg, &ctx);
+	return 0;
+}
+
+/* Read every delivered raw sub-buffer of buffer i; return the records. */
+static uint64_t raw_drain(struct grb_channel *chan, unsigned int i)
+{
+	struct grb_buf *b = grb_channel_buf(chan, i);
+	struct grb_reader_subbuf sb;
+	uint64_t n = 0, a, c;
+	size_t off;
+
+	while (grb_reader_get_next(b) == 0) {
+		CHECK_EQ(grb_reader_held(b, &sb), 0);
+		CHECK_U64(sb.data_size, sb.records * 16);
+		for (off = 0; off < sb.data_size; off += 16) {
+			CHECK_EQ(grb_reader_read(b, off, &a, 8), 0);
+			CHECK_EQ(grb_reader_read(b, off + 8, &c, 8), 0);
+			CHECK_U64(a, c);
+			CHECK_U64(a >> 32, 0x77706174u);   /* "wpat" */
+		}
+		n += sb.records;
+		CHECK_EQ(grb_reader_put_next(b), 0);
+	}
+	return n;
+}
+
+/* ---- CPUs ------------------------------------------------------------- */
+
+static cpu_set_t all_cpus;
+static int allowed[2], nallowed;
+
+static void read_allowed(void)
+{
+	int c;
+
+	CHECK_EQ(sched_getaffinity(0, sizeof(all_cpus), &all_cpus), 0);
+	for (c = 0; c < CPU_SETSIZE && nallowed < 2; c++)
+		if (CPU_ISSET(c, &all_cpus))
+			allowed[nallowed++] = c;
+	CHECK(nallowed > 0);
+}
+
+/* Run the calling thread on CPU c only. */
+static void pin(int c)
+{
+	cpu_set_t set;
+
+	CPU_ZERO(&set);
+	CPU_SET(c, &set);
+	CHECK_EQ(sched_setaffinity(0, sizeof(set), &set), 0);
+	/* sched_setaffinity() moves the caller before it returns. */
+	CHECK_EQ(sched_getcpu(), c);
+}
+
+static void unpin(void)
+{
+	CHECK_EQ(sched_setaffinity(0, sizeof(all_cpus), &all_cpus), 0);
+}
+
+/* ---- 1. configurations and the reported path -------------------------- */
+
+static void test_config_check(void)
+{
+	struct grb_config cfg = raw_chan_sync;
+	struct grb_channel *chan = NULL;
+	struct grb_channel_attr attr = { "bad", SB, NSB, NULL };
+
+	CHECK_EQ(grb_config_check(&raw_chan_sync), -EINVAL);
+	CHECK_EQ(grb_channel_create(&raw_chan_sync, &attr, &chan), -EINVAL);
+	CHECK(chan == NULL);
+	CHECK_EQ(grb_config_check(&raw_cpu_sync), 0);
+	CHECK_EQ(grb_config_check(&raw_shared_sync), 0);
+	CHECK_EQ(grb_config_check(&raw_cpu), 0);
+	CHECK_EQ(grb_config_check(&raw_chan), 0);
+	/* Unknown flag bits, alone and with the known ones. */
+	cfg = raw_cpu_sync;
+	cfg.flags = 4;
+	CHECK_EQ(grb_config_check(&cfg), -EINVAL);
+	cfg.flags = GRB_CONFIG_SYNC_PER_CPU | 4;
+	CHECK_EQ(grb_config_check(&cfg), -EINVAL);
+	cfg.flags = GRB_CONFIG_SHARED | GRB_CONFIG_SYNC_PER_CPU | 0x80000000u;
+	CHECK_EQ(grb_config_check(&cfg), -EINVAL);
+	/* The test client's private per-CPU variants carry the flag; its
+	 * per-channel and shared ones do not. */
+	CHECK(tc_config(0)->flags & GRB_CONFIG_SYNC_PER_CPU);
+	CHECK(!(tc_config(TV_PER_CHANNEL)->flags & GRB_CONFIG_SYNC_PER_CPU));
+	CHECK(!(tc_config(TV_SHARED)->flags & GRB_CONFIG_SYNC_PER_CPU));
+	CHECK_EQ(grb_config_check(tc_config(TV_DISCARD | TV_COMPRESS)), 0);
+}
+
+static void test_paths(void)
+{
+	struct grb_channel *chan;
+	enum grb_path_reason why = GRB_PATH_ENV;
+	int path;
+
+	CHECK_EQ(grb_channel_write_path(NULL, &why), -EINVAL);
+	CHECK_EQ(grb_channel_write_path(NULL, NULL), -EINVAL);
+
+	/* Without the flag: atomic, as asked, whatever the environment. */
+	chan = create(&raw_cpu);
+	check_path(chan, 0, GRB_PATH_AS_ASKED);
+	grb_channel_destroy(chan);
+	chan = create(&raw_chan);
+	check_path(chan, 0, GRB_PATH_AS_ASKED);
+	grb_channel_destroy(chan);
+	chan = create(tc_config(TV_PER_CHANNEL | TV_DISCARD));
+	check_path(chan, 0, GRB_PATH_AS_ASKED);
+	grb_channel_destroy(chan);
+
+	/* With it: what this process, build and environment allow. */
+	chan = create(&raw_cpu_sync);
+	check_expected_path(chan, 0);
+	path = grb_channel_write_path(chan, &why);
+	printf("per-CPU channel with GRB_CONFIG_SYNC_PER_CPU: %s (%s)\n",
+	       path == GRB_WRITE_RSEQ ? "rseq" : "atomic",
+	       reason_name((int)why));
+	grb_channel_destroy(chan);
+	chan = create(tc_config(0));
+	check_expected_path(chan, 0);
+	grb_channel_destroy(chan);
+	/* A private channel of a configuration marked shared cannot have
+	 * it either (its memory could be handed to another process). */
+	chan = create(&raw_shared_sync);
+	check_expected_path(chan, 1);
+	grb_channel_destroy(chan);
+}
+
+/* GRB_SYNC=atomic at creation forces the atomic path; nothing else does. */
+static void test_env(void)
+{
+	static const char *const ignored[] = {
+		"", "rseq", "ATOMIC", "atomic ", " atomic", "atomics", "0",
+	};
+	const char *orig = getenv("GRB_SYNC");
+	char *saved = orig ? strdup(orig) : NULL;
+	enum grb_path_reason forced, why;
+	struct grb_channel *a, *chan;
+	size_t i;
+
+	CHECK(!orig || saved);
+	CHECK_EQ(setenv("GRB_SYNC", "atomic", 1), 0);
+	forced = expected_reason(0);
+	/* ENV unless a reason checked before it applies. */
+	CHECK(forced == GRB_PATH_ENV || forced == GRB_PATH_SANITIZER ||
+	      forced == GRB_PATH_NO_ARCH);
+	a = create(&raw_cpu_sync);
+	check_path(a, 0, forced);
+	chan = create(&raw_cpu);
+	check_path(chan, 0, GRB_PATH_AS_ASKED);
+	grb_channel_destroy(chan);
+
+	for (i = 0; i < sizeof(ignored) / sizeof(ignored[0]); i++) {
+		CHECK_EQ(setenv("GRB_SYNC", ignored[i], 1), 0);
+		CHECK(expected_reason(0) != GRB_PATH_ENV);
+		chan = create(&raw_cpu_sync);
+		check_expected_path(chan, 0);
+		grb_channel_destroy(chan);
+	}
+	CHECK_EQ(unsetenv("GRB_SYNC"), 0);
+	chan = create(&raw_cpu_sync);
+	check_expected_path(chan, 0);
+	grb_channel_destroy(chan);
+	/* Decided once: the channel made under GRB_SYNC=atomic keeps it. */
+	check_path(a, 0, forced);
+	CHECK_EQ(put(&raw_cpu_sync, a, UINT64_C(0x77706174) << 32), 0);
+	CHECK_EQ(grb_channel_write_path(a, &why), GRB_WRITE_ATOMIC);
+	grb_channel_destroy(a);
+
+	if (saved) {
+		CHECK_EQ(setenv("GRB_SYNC", saved, 1), 0);
+		free(saved);
+	}
+}
+
+/* Shared channels: membarrier cannot reach other processes' writers. */
+static void test_shared(void)
+{
+	struct grb_channel_attr attr = { "wpath", SB, 4, NULL };
+	struct grb_shm_attr sattr = { "wpath", NULL, -1 };
+	struct grb_channel *chan = NULL, *rd = NULL, *wr = NULL;
+	struct grb_buf_stats st;
+	enum grb_path_reason why;
+	unsigned int i, n;
+	uint64_t tag = UINT64_C(0x77706174) << 32, got = 0;
+	int fds[64];
+
+	CHECK_EQ(grb_channel_create_shared(&raw_shared_sync, &attr, &sattr,
+					   &chan), 0);
+	check_path(chan, 0, expected_reason(1));
+	n = grb_channel_nr_bufs(chan);
+	CHECK(n <= 64);
+	for (i = 0; i < n; i++) {
+		fds[i] = grb_channel_shm_fd(chan, i);
+		CHECK(fds[i] >= 0);
+	}
+	CHECK_EQ(grb_channel_attach(&raw_shared_sync, "wpath", fds, n,
+				    GRB_ATTACH_READER, &rd), 0);
+	CHECK_EQ(grb_channel_attach(&raw_shared_sync, "wpath", fds, n,
+				    GRB_ATTACH_WRITER, &wr), 0);
+	/* An attached channel is atomic, whatever its creator's build or
+	 * environment: the reason is that it is shared. */
+	check_path(rd, 0, GRB_PATH_SHARED);
+	check_path(wr, 0, GRB_PATH_SHARED);
+	CHECK_EQ(grb_channel_write_path(wr, &why), GRB_WRITE_ATOMIC);
+
+	/* Records from the owner and the attached writer, on each CPU the
+	 * thread may use, read through the attached reader. */
+	for (i = 0; i < (unsigned int)nallowed; i++) {
+		pin(allowed[i]);
+		CHECK_EQ(put(&raw_shared_sync, chan, tag | (2 * i)), 0);
+		CHECK_EQ(put(&raw_shared_sync, wr, tag | (2 * i + 1)), 0);
+	}
+	unpin();
+	for (i = 0; i < n; i++)
+		CHECK_EQ(grb_reader_open(grb_channel_buf(rd, i)), 0);
+	CHECK_EQ(grb_channel_flush(rd, GRB_FLUSH_ACTIVE), 0);
+	for (i = 0; i < n; i++)
+		got += raw_drain(rd, i);
+	CHECK_U64(got, 2 * (uint64_t)nallowed);
+	CHECK_EQ(grb_channel_get_stats(chan, &st), 0);
+	CHECK_U64(st.written, 2 * (uint64_t)nallowed);
+	CHECK_U64(st.read, 2 * (uint64_t)nallowed);
+	CHECK_U64(st.remote_commits, 0);
+	CHECK_U64(st.remote_moves, 0);
+	for (i = 0; i < n; i++) {
+		char msg[160];
+
+		CHECK_EQ(grb_buf_validate(grb_channel_buf(chan, i), msg,
+					  sizeof(msg)), 0);
+	}
+	grb_channel_destroy(wr);
+	grb_channel_destroy(rd);
+	grb_channel_destroy(chan);
+}
+
+/* ---- 2. the remote cases on a per-CPU channel --------------------------- */
+
+struct rig {
+	const struct grb_config *cfg;
+	struct grb_channel *chan;
+	struct tc_checker tc;
+	int rseq;               /* the channel took the rseq path */
+	int c0, c1;             /* two CPUs; their buffers have their ids */
+	uint32_t seq[NW];
+};
+
+/* n on the rseq path, 0 on the atomic one. */
+#define R(rig, n) ((rig)->rseq ? (uint64_t)(n) : 0)
+
+#define CHECK_DELTA(after, before, field, n) \
+	CHECK_U64((after).field - (before).field, (n))
+
+/* The remote counters of buffer i moved by exactly (commits, moves). */
+static void check_remote(const struct grb_buf_stats *after,
+			 const struct grb_buf_stats *before, uint64_t commits,
+			 uint64_t moves)
+{
+	CHECK_DELTA(*after, *before, remote_commits, commits);
+	CHECK_DELTA(*after, *before, remote_moves, moves);
+}
+
+static void write_n(struct rig *g, uint32_t w, unsigned int n)
+{
+	unsigned int k;
+
+	for (k = 0; k < n; k++) {
+		CHECK_EQ(tc_write(g->cfg, g->chan, w, g->seq[w], k % 50), 0);
+		tc_mark_reserved(&g->tc, w, g->seq[w]++);
+	}
+}
+
+/* Drain buffer i; the checker must have found nothing wrong. */
+static uint64_t drain(struct rig *g, unsigned int i)
+{
+	uint64_t n = tc_drain_buf(&g->tc, g->chan, i);
+
+	CHECK_U64(g->tc.errors, 0);
+	return n;
+}
+
+static void validate(struct rig *g)
+{
+	char msg[160];
+	unsigned int i;
+
+	for (i = 0; i < grb_channel_nr_bufs(g->chan); i++) {
+		msg[0] = '\0';
+		if (grb_buf_validate(grb_channel_buf(g->chan, i), msg,
+				     sizeof(msg)) != 0) {
+			fprintf(stderr, "buf %u: %s\n", i, msg);
+			CHECK(0);
+		}
+	}
+}
+
+/* Records written on one CPU stay local; flushes are remote moves. */
+static void part_local_and_flush(struct rig *g)
+{
+	struct grb_buf_stats a0, a1, b0, b1;
+	struct grb_buf *buf0 = grb_channel_buf(g->chan, (unsigned int)g->c0);
+	struct grb_buf *buf1 = grb_channel_buf(g->chan, (unsigned int)g->c1);
+	uint64_t read0 = g->tc.records_read;
+
+	pin(g->c0);
+	write_n(g, W_MAIN, 300);
+	pin(g->c1);
+	write_n(g, W_MAIN, 200);
+	stats_of(g->chan, (unsigned int)g->c0, &b0);
+	stats_of(g->chan, (unsigned int)g->c1, &b1);
+	/* A fresh channel, every record on its own CPU (some opened a
+	 * sub-buffer: the header commits are local too). */
+	CHECK_U64(b0.written, 300);
+	CHECK_U64(b1.written, 200);
+	CHECK_U64(b0.remote_commits, 0);
+	CHECK_U64(b0.remote_moves, 0);
+	CHECK_U64(b1.remote_commits, 0);
+	CHECK_U64(b1.remote_moves, 0);
+	validate(g);
+
+	/* Flush buffer c1 from its own CPU: a remote move (a flush always
+	 * takes the remote protocol), the padding committed locally. */
+	CHECK_EQ(grb_buf_flush(buf1, GRB_FLUSH_ACTIVE), 0);
+	stats_of(g->chan, (unsigned int)g->c1, &a1);
+	check_remote(&a1, &b1, 0, R(g, 1));
+	CHECK_DELTA(a1, b1, written, 0);
+	/* Flush buffer c0 from CPU c1: the move and the padding's commit
+	 * are both remote. */
+	CHECK_EQ(grb_buf_flush(buf0, GRB_FLUSH_ACTIVE), 0);
+	stats_of(g->chan, (unsigned int)g->c0, &a0);
+	check_remote(&a0, &b0, R(g, 1), R(g, 1));
+	/* The flushed sub-buffers are readable, every record intact. */
+	CHECK(drain(g, (unsigned int)g->c0) > 0);
+	CHECK(drain(g, (unsigned int)g->c1) > 0);
+	CHECK_U64(g->tc.records_read - read0, 500);
+	b0 = a0;
+	b1 = a1;
+	stats_of(g->chan, (unsigned int)g->c0, &a0);
+	stats_of(g->chan, (unsigned int)g->c1, &a1);
+	CHECK_U64(a0.read, 300);
+	CHECK_U64(a1.read, 200);
+
+	/* Nothing open now: -ENODATA, and no remote operation at all. */
+	pin(g->c0);
+	CHECK_EQ(grb_buf_flush(buf0, GRB_FLUSH_ACTIVE), -ENODATA);
+	CHECK_EQ(grb_buf_flush(buf1, GRB_FLUSH_ACTIVE), -ENODATA);
+	CHECK_EQ(grb_channel_flush(g->chan, GRB_FLUSH_ACTIVE), 0);
+	stats_of(g->chan, (unsigned int)g->c0, &b0);
+	stats_of(g->chan, (unsigned int)g->c1, &b1);
+	check_remote(&b0, &a0, 0, 0);
+	check_remote(&b1, &a1, 0, 0);
+	validate(g);
+}
+
+/* Reserve on c0, commit on c1: one remote commit on buffer c0. */
+static void part_migrate_commit(struct rig *g)
+{
+	struct grb_buf *buf0 = grb_channel_buf(g->chan, (unsigned int)g->c0);
+	struct grb_buf_stats a0, a1, b0, b1;
+	struct tc_pending p;
+	uint64_t read0 = g->tc.records_read;
+	int k;
+
+	for (k = 0; k < 3; k++) {
+		pin(g->c0);
+		/* The first opens a sub-buffer: its header commit is local. */
+		stats_of(g->chan, (unsigned int)g->c0, &b0);
+		stats_of(g->chan, (unsigned int)g->c1, &b1);
+		CHECK_EQ(tc_reserve(g->cfg, g->chan, W_MAIN, g->seq[W_MAIN],
+				    40, &p), 0);
+		CHECK_EQ(p.ctx.cpu, g->c0);
+		pin(g->c1);
+		tc_finish(&p);
+		tc_mark_reserved(&g->tc, W_MAIN, g->seq[W_MAIN]++);
+		stats_of(g->chan, (unsigned int)g->c0, &a0);
+		stats_of(g->chan, (unsigned int)g->c1, &a1);
+		check_remote(&a0, &b0, R(g, 1), 0);
+		check_remote(&a1, &b1, 0, 0);
+		CHECK_DELTA(a0, b0, written, 1);
+		CHECK_DELTA(a1, b1, written, 0);
+		validate(g);
+		/* And a record reserved and committed on c1 in between:
+		 * local to buffer c1. */
+		write_n(g, W_MAIN, 1);
+		stats_of(g->chan, (unsigned int)g->c1, &b1);
+		check_remote(&b1, &a1, 0, 0);
+	}
+	/* Read back: flushed from c1, another remote move and commit. */
+	stats_of(g->chan, (unsigned int)g->c0, &b0);
+	stats_of(g->chan, (unsigned int)g->c1, &b1);
+	CHECK_EQ(grb_buf_flush(buf0, GRB_FLUSH_ACTIVE), 0);
+	CHECK_EQ(grb_buf_flush(grb_channel_buf(g->chan, (unsigned int)g->c1),
+			       GRB_FLUSH_ACTIVE), 0);
+	stats_of(g->chan, (unsigned int)g->c0, &a0);
+	stats_of(g->chan, (unsigned int)g->c1, &a1);
+	check_remote(&a0, &b0, R(g, 1), R(g, 1));
+	check_remote(&a1, &b1, 0, R(g, 1));
+	CHECK_EQ(drain(g, (unsigned int)g->c0), 1);
+	CHECK_EQ(drain(g, (unsigned int)g->c1), 1);
+	CHECK_U64(g->tc.records_read - read0, 6);
+	stats_of(g->chan, (unsigned int)g->c0, &b0);
+	stats_of(g->chan, (unsigned int)g->c1, &b1);
+	CHECK_DELTA(b0, a0, read, 3);
+	CHECK_DELTA(b1, a1, read, 3);
+}
+
+/* Discards: after moving (remote), on the CPU (local), refused. */
+static void part_discard(struct rig *g)
+{
+	struct grb_buf_stats a0, b0;
+	struct tc_pending p, q;
+	uint64_t read0 = g->tc.records_read, subbufs;
+
+	/* After migrating: the discard moves the position and commits the
+	 * slot and padding from CPU c1. */
+	pin(g->c0);
+	write_n(g, W_MAIN, 2);
+	CHECK_EQ(tc_reserve(g->cfg, g->chan, W_MAIN, g->seq[W_MAIN], 30, &p),
+		 0);
+	pin(g->c1);
+	stats_of(g->chan, (unsigned int)g->c0, &b0);
+	CHECK_EQ(tc_abandon(&p), 1);    /* grb_try_discard_reserve() == 0 */
+	tc_mark_abandoned(&g->tc, 1);
+	stats_of(g->chan, (unsigned int)g->c0, &a0);
+	check_remote(&a0, &b0, R(g, 1), R(g, 1));
+	CHECK_DELTA(a0, b0, discarded, 1);
+	CHECK_DELTA(a0, b0, written, 0);
+	validate(g);
+	/* The discard closed the sub-buffer: its two records are ready. */
+	subbufs = drain(g, (unsigned int)g->c0);
+	CHECK_U64(subbufs, 1);
+	CHECK_U64(g->tc.records_read - read0, 2);
+	/* The next record (same sequence number: the discarded one is
+	 * never read) opens a new sub-buffer, on c0. */
+	pin(g->c0);
+	write_n(g, W_MAIN, 1);
+
+	/* On the buffer's own CPU: no remote operation. */
+	stats_of(g->chan, (unsigned int)g->c0, &b0);
+	CHECK_EQ(tc_reserve(g->cfg, g->chan, W_MAIN, g->seq[W_MAIN], 10, &p),
+		 0);
+	CHECK_EQ(tc_abandon(&p), 1);
+	tc_mark_abandoned(&g->tc, 1);
+	stats_of(g->chan, (unsigned int)g->c0, &a0);
+	check_remote(&a0, &b0, 0, 0);
+	CHECK_DELTA(a0, b0, discarded, 1);
+	CHECK_EQ(drain(g, (unsigned int)g->c0), 1);
+	CHECK_U64(g->tc.records_read - read0, 3);
+
+	/* Refused: not the last reservation, and tried from c1.  The
+	 * record is committed as a skip record; both commits are remote. */
+	write_n(g, W_MAIN, 1);
+	CHECK_EQ(tc_reserve(g->cfg, g->chan, W_MAIN, g->seq[W_MAIN], 20, &p),
+		 0);
+	CHECK_EQ(tc_reserve(g->cfg, g->chan, W_MAIN, g->seq[W_MAIN] + 1, 20,
+			    &q), 0);
+	pin(g->c1);
+	stats_of(g->chan, (unsigned int)g->c0, &b0);
+	CHECK_EQ(tc_abandon(&p), 0);    /* -EBUSY: committed as a skip */
+	tc_mark_abandoned(&g->tc, 0);
+	g->seq[W_MAIN]++;
+	tc_finish(&q);
+	tc_mark_reserved(&g->tc, W_MAIN, g->seq[W_MAIN]++);
+	stats_of(g->chan, (unsigned int)g->c0, &a0);
+	CHECK_DELTA(a0, b0, remote_commits, R(g, 2));
+	CHECK_DELTA(a0, b0, discarded, 0);
+	CHECK_DELTA(a0, b0, written, 2);
+	validate(g);
+	CHECK_EQ(grb_buf_flush(grb_channel_buf(g->chan, (unsigned int)g->c0),
+			       GRB_FLUSH_ACTIVE), 0);
+	CHECK_EQ(drain(g, (unsigned int)g->c0), 1);
+	/* The record before, the skip record and the last one. */
+	CHECK_U64(g->tc.records_read - read0, 6);
+	CHECK_U64(g->tc.skips_read, 1);
+}
+
+/* ---- signal handlers ---------------------------------------------------- */
+
+static struct rig *volatile h_rig;
+static volatile sig_atomic_t h_ran, h_ret, h_move_to = -1, h_cpu;
+
+static void on_usr1(int sig)
+{
+	struct rig *g = h_rig;
+	int saved = errno;
+	cpu_set_t set;
+
+	(void)sig;
+	h_ran++;
+	if (h_move_to >= 0) {
+		CPU_ZERO(&set);
+		CPU_SET(h_move_to, &set);
+		if (sched_setaffinity(0, sizeof(set), &set) != 0) {
+			h_ret = -1000;
+			errno = saved;
+			return;
+		}
+	}
+	h_cpu = sched_getcpu();
+	h_ret = tc_write(g->cfg, g->chan, W_HANDLER, g->seq[W_HANDLER], 33);
+	if (h_ret == 0)
+		tc_mark_reserved(&g->tc, W_HANDLER, g->seq[W_HANDLER]++);
+	errno = saved;
+}
+
+/* A handler writes between its thread's reserve and commit. */
+static void part_signal(struct rig *g)
+{
+	struct grb_buf_stats a0, a1, b0, b1;
+	struct sigaction sa, old;
+	struct tc_pending p;
+	uint64_t read0 = g->tc.records_read;
+
+	memset(&sa, 0, sizeof(sa));
+	sa.sa_handler = on_usr1;
+	sigemptyset(&sa.sa_mask);
+	CHECK_EQ(sigaction(SIGUSR1, &sa, &old), 0);
+	h_rig = g;
+
+	/* On one CPU: both records local. */
+	pin(g->c0);
+	stats_of(g->chan, (unsigned int)g->c0, &b0);
+	CHECK_EQ(tc_reserve(g->cfg, g->chan, W_MAIN, g->seq[W_MAIN], 12, &p),
+		 0);
+	h_ran = 0;
+	h_move_to = -1;
+	CHECK_EQ(raise(SIGUSR1), 0);
+	CHECK_EQ(h_ran, 1);
+	CHECK_EQ(h_ret, 0);
+	CHECK_EQ(h_cpu, g->c0);
+	tc_finish(&p);
+	tc_mark_reserved(&g->tc, W_MAIN, g->seq[W_MAIN]++);
+	stats_of(g->chan, (unsigned int)g->c0, &a0);
+	CHECK_DELTA(a0, b0, written, 2);
+	check_remote(&a0, &b0, 0, 0);
+
+	/* The handler moves the thread to c1 first: its record goes to
+	 * buffer c1 (locally), the interrupted one commits remotely. */
+	b0 = a0;
+	stats_of(g->chan, (unsigned int)g->c1, &b1);
+	CHECK_EQ(tc_reserve(g->cfg, g->chan, W_MAIN, g->seq[W_MAIN], 12, &p),
+		 0);
+	h_ran = 0;
+	h_move_to = g->c1;
+	CHECK_EQ(raise(SIGUSR1), 0);
+	CHECK_EQ(h_ran, 1);
+	CHECK_EQ(h_ret, 0);
+	CHECK_EQ(h_cpu, g->c1);
+	CHECK_EQ(sched_getcpu(), g->c1);
+	tc_finish(&p);
+	tc_mark_reserved(&g->tc, W_MAIN, g->seq[W_MAIN]++);
+	h_move_to = -1;
+	stats_of(g->chan, (unsigned int)g->c0, &a0);
+	stats_of(g->chan, (unsigned int)g->c1, &a1);
+	CHECK_DELTA(a0, b0, written, 1);
+	CHECK_DELTA(a1, b1, written, 1);
+	check_remote(&a0, &b0, R(g, 1), 0);
+	check_remote(&a1, &b1, 0, 0);
+	validate(g);
+
+	CHECK_EQ(sigaction(SIGUSR1, &old, NULL), 0);
+	pin(g->c0);
+	CHECK_EQ(grb_channel_flush(g->chan, GRB_FLUSH_ACTIVE), 0);
+	drain(g, (unsigned int)g->c0);
+	drain(g, (unsigned int)g->c1);
+	CHECK_U64(g->tc.records_read - read0, 4);
+}
+
+/* ---- a thread without rseq ---------------------------------------------- */
+
+struct norseq {
+	struct rig *g;
+	int skipped;
+	int cpu_id_after;
+};
+
+#define NORSEQ_N 40
+
+static void *norseq_main(void *arg)
+{
+	struct norseq *t = (struct norseq *)arg;
+	struct rig *g = t->g;
+	struct grb_buf_stats a0, a1, b0, b1;
+	struct tc_pending p;
+#ifdef TEST_HAVE_RSEQ
+	struct rseq *rs = (struct rseq *)(void *)
+		((char *)__builtin_thread_pointer() + __rseq_offset);
+	long r;
+
+	if (__rseq_size == 0) {
+		/* None to take back (valgrind): the thread has none. */
+		t->cpu_id_after = (int32_t)__atomic_load_n(&rs->cpu_id,
+							   __ATOMIC_RELAXED);
+		goto write;
+	}
+	/*
+	 * The length must be the one registered: __rseq_size, or, where
+	 * glibc exports the feature size (20) and registers the whole
+	 * area (Debian's 2.36, glibc >= 2.40), sizeof(struct rseq).
+	 */
+	r = syscall(__NR_rseq, rs, (unsigned int)__rseq_size,
+		    RSEQ_UNREGISTER, RSEQ_SIG);
+	if (r != 0 && errno == EINVAL && __rseq_size != sizeof(*rs))
+		r = syscall(__NR_rseq, rs, (unsigned int)sizeof(*rs),
+			    RSEQ_UNREGISTER, RSEQ_SIG);
+	if (r != 0) {
+		printf("note: rseq unregistration refused (%s): the thread "
+		       "without rseq is skipped\n", strerror(errno));
+		t->skipped = 1;
+		return NULL;
+	}
+	t->cpu_id_after = (int32_t)__atomic_load_n(&rs->cpu_id,
+						   __ATOMIC_RELAXED);
+write:
+#endif
+	/* grb picks the buffer with sched_getcpu() then. */
+	pin(g->c0);
+	stats_of(g->chan, (unsigned int)g->c0, &b0);
+	stats_of(g->chan, (unsigned int)g->c1, &b1);
+	write_n(g, W_NORSEQ, NORSEQ_N);
+	stats_of(g->chan, (unsigned int)g->c0, &a0);
+	stats_of(g->chan, (unsigned int)g->c1, &a1);
+	CHECK_DELTA(a0, b0, written, NORSEQ_N);
+	CHECK_DELTA(a1, b1, written, 0);
+	/*
+	 * Every commit takes the remote form (a header commit may come on
+	 * top), and so does every move of the position: each reservation
+	 * fails its section on the CPU check and takes the slow path.
+	 */
+	if (g->rseq) {
+		CHECK(a0.remote_commits - b0.remote_commits >= NORSEQ_N);
+		CHECK(a0.remote_commits - b0.remote_commits <= NORSEQ_N + 2);
+		CHECK(a0.remote_moves - b0.remote_moves >= NORSEQ_N);
+	} else {
+		check_remote(&a0, &b0, 0, 0);
+	}
+	check_remote(&a1, &b1, 0, 0);
+
+	pin(g->c1);
+	b0 = a0;
+	b1 = a1;
+	write_n(g, W_NORSEQ, NORSEQ_N);
+	/* And one reserved on c1 and committed on c0. */
+	CHECK_EQ(tc_reserve(g->cfg, g->chan, W_NORSEQ, g->seq[W_NORSEQ], 8,
+			    &p), 0);
+	pin(g->c0);
+	tc_finish(&p);
+	tc_mark_reserved(&g->tc, W_NORSEQ, g->seq[W_NORSEQ]++);
+	stats_of(g->chan, (unsigned int)g->c0, &a0);
+	stats_of(g->chan, (unsigned int)g->c1, &a1);
+	CHECK_DELTA(a0, b0, written, 0);
+	CHECK_DELTA(a1, b1, written, NORSEQ_N + 1);
+	check_remote(&a0, &b0, 0, 0);
+	if (g->rseq) {
+		CHECK(a1.remote_commits - b1.remote_commits >= NORSEQ_N + 1);
+		CHECK(a1.remote_moves - b1.remote_moves >= NORSEQ_N + 1);
+	} else {
+		check_remote(&a1, &b1, 0, 0);
+	}
+	return NULL;
+}
+
+static void part_norseq(struct rig *g)
+{
+	struct norseq t = { g, 0, 0 };
+	uint64_t read0 = g->tc.records_read;
+	pthread_t tid;
+
+	CHECK_EQ(pthread_create(&tid, NULL, norseq_main, &t), 0);
+	CHECK_EQ(pthread_join(tid, NULL), 0);
+	if (t.skipped)
+		return;
+	printf("thread without rseq: its rseq cpu_id %d, %u "
+	       "records\n", t.cpu_id_after, 2 * NORSEQ_N + 1);
+	validate(g);
+	CHECK_EQ(grb_channel_flush(g->chan, GRB_FLUSH_ACTIVE), 0);
+	drain(g, (unsigned int)g->c0);
+	drain(g, (unsigned int)g->c1);
+	CHECK_U64(g->tc.records_read - read0, 2 * NORSEQ_N + 1);
+}
+
+/*
+ * Run every part on a channel of variant v; @force_atomic creates it
+ * under GRB_SYNC=atomic.
+ */
+static void run_rig(int v, int force_atomic)
+{
+	const char *orig = getenv("GRB_SYNC");
+	char *saved = orig ? strdup(orig) : NULL;
+	struct grb_buf_stats st;
+	enum grb_path_reason why;
+	struct rig g;
+	unsigned int i;
+	int path;
+
+	CHECK(!orig || saved);
+	memset(&g, 0, sizeof(g));
+	g.cfg = tc_config(v);
+	g.c0 = allowed[0];
+	g.c1 = allowed[1];
+	if (force_atomic)
+		CHECK_EQ(setenv("GRB_SYNC", "atomic", 1), 0);
+	why = expected_reason(0);
+	g.chan = create(g.cfg);
+	if (force_atomic) {
+		if (saved)
+			CHECK_EQ(setenv("GRB_SYNC", saved, 1), 0);
+		else
+			CHECK_EQ(unsetenv("GRB_SYNC"), 0);
+	}
+	free(saved);
+	check_path(g.chan, why == GRB_PATH_AS_ASKED, why);
+	path = grb_channel_write_path(g.chan, NULL);
+	g.rseq = path == GRB_WRITE_RSEQ;
+	printf("%s%s: %s path (%s)\n", tc_variant_name(v),
+	       force_atomic ? ", GRB_SYNC=atomic" : "",
+	       g.rseq ? "rseq" : "atomic", reason_name((int)why));
+	CHECK((unsigned int)g.c1 < grb_channel_nr_bufs(g.chan));
+	CHECK_EQ(tc_checker_init(&g.tc, g.chan, NW, MAXSEQ), 0);
+	for (i = 0; i < grb_channel_nr_bufs(g.chan); i++)
+		CHECK_EQ(grb_reader_open(grb_channel_buf(g.chan, i)), 0);
+
+	part_local_and_flush(&g);
+	part_migrate_commit(&g);
+	part_discard(&g);
+	part_signal(&g);
+	part_norseq(&g);
+
+	unpin();
+	CHECK_EQ(grb_channel_finalize(g.chan), 0);
+	tc_drain_all(&g.tc, g.chan);
+	CHECK_U64(tc_final_check(&g.tc, g.chan, 0), 0);
+	validate(&g);
+	CHECK_EQ(grb_channel_get_stats(g.chan, &st), 0);
+	CHECK_U64(st.written, st.read);
+	CHECK_U64(st.discarded, 2);
+	if (g.rseq) {
+		CHECK(st.remote_commits > 0);
+		CHECK(st.remote_moves > 0);
+	} else {
+		CHECK_U64(st.remote_commits, 0);
+		CHECK_U64(st.remote_moves, 0);
+	}
+	printf("  written %" PRIu64 " read %" PRIu64 " discarded %" PRIu64
+	       " remote commits %" PRIu64 " moves %" PRIu64 "\n", st.written,
+	       st.read, st.discarded, st.remote_commits, st.remote_moves);
+	tc_checker_free(&g.tc);
+	grb_channel_destroy(g.chan);
+}
+
+int main(void)
+{
+	setvbuf(stdout, NULL, _IONBF, 0);
+	read_allowed();
+	test_config_check();
+	test_paths();
+	test_env();
+	test_shared();
+	if (nallowed < 2) {
+		printf("note: this thread may run on one CPU only: the "
+		       "migration cases are skipped\n");
+		printf("test_write_path: passed\n");
+		return 0;
+	}
+	run_rig(TV_DISCARD, 0);
+	run_rig(TV_COMPRESS, 0);
+	run_rig(TV_DISCARD | TV_COMPRESS, 1);
+	run_rig(0, 1);
+	unpin();
+	printf("test_write_path: passed\n");
+	return 0;
+}
