@@ -93,6 +93,28 @@ checks=(
   # live record past those it read, which only a commit's wake delivers.
   "wait-live-dis       pass safety   -DOVERWRITE=0 -DWAIT=1 -DLIVE=1 -DFLUSHER=0"
   "mutant-no-commit-wake fail=invalid safety -DOVERWRITE=0 -DWAIT=1 -DLIVE=1 -DFLUSHER=0 -DMUTANT_NO_COMMIT_WAKE"
+  # The per-CPU write path (RSEQ, design.md section 25): critical
+  # sections on CPU 0, the remote protocol, local and remote commits with
+  # CPU 0's store buffer, the claim.  Writer 1's thread, with the nested
+  # writer, migrates once (the flusher then only closes); or writer 2's
+  # twice, away and back (no nested writer, 1-byte records so that the
+  # fast path occurs, the header-only flush); the discard (no flusher:
+  # the migrated writer's discard is the remote operation); liveness
+  # with one migration.  Each mutant drops one step of the protocol; all
+  # but one run in the liveness run's scope (the slow path's CAS needs
+  # the nested writer's fast path beside it).
+  "rseq-ovw            pass safety   -DOVERWRITE=1 -DRSEQ=1 -DFLUSH_EMPTY=0 -DRSEQ_NMIG=1"
+  "rseq-dis            pass safety   -DOVERWRITE=0 -DRSEQ=1 -DFLUSH_EMPTY=0 -DRSEQ_NMIG=1 -DRSEQ_FLUSH0=1"
+  "rseq-mig-dis        pass safety   -DOVERWRITE=0 -DRSEQ=1 -DNESTED=0 -DSIZE_B=1 -DRSEQ_MIG=2"
+  "rseq-try-discard-dis pass safety  -DOVERWRITE=0 -DRSEQ=1 -DTRY_DISCARD=1 -DFLUSHER=0 -DRSEQ_MIG=2"
+  "rseq-progress-dis   pass progress -DOVERWRITE=0 -DRSEQ=1 -DNESTED=0 -DSIZE_B=1 -DFLUSH_EMPTY=0 -DRSEQ_MIG=2 -DRSEQ_NMIG=1"
+  "mutant-rseq-no-abort fail=n_ok== safety -DOVERWRITE=0 -DRSEQ=1 -DNESTED=0 -DSIZE_B=1 -DFLUSH_EMPTY=0 -DRSEQ_MIG=2 -DRSEQ_NMIG=1 -DMUTANT_RSEQ_NO_ABORT"
+  "mutant-rseq-no-blocked-check fail=n_ok== safety -DOVERWRITE=0 -DRSEQ=1 -DNESTED=0 -DSIZE_B=1 -DFLUSH_EMPTY=0 -DRSEQ_MIG=2 -DRSEQ_NMIG=1 -DMUTANT_RSEQ_NO_BLOCKED_CHECK"
+  "mutant-rseq-remote-no-membarrier fail=n_ok== safety -DOVERWRITE=0 -DRSEQ=1 -DNESTED=0 -DSIZE_B=1 -DFLUSH_EMPTY=0 -DRSEQ_MIG=2 -DRSEQ_NMIG=1 -DMUTANT_RSEQ_REMOTE_NO_MEMBARRIER"
+  "mutant-rseq-commit-no-membarrier fail=invalid safety -DOVERWRITE=0 -DRSEQ=1 -DNESTED=0 -DSIZE_B=1 -DFLUSH_EMPTY=0 -DRSEQ_MIG=2 -DRSEQ_NMIG=1 -DMUTANT_RSEQ_COMMIT_NO_MEMBARRIER"
+  "mutant-rseq-no-claim fail=dlv\\[ safety -DOVERWRITE=0 -DRSEQ=1 -DNESTED=0 -DSIZE_B=1 -DFLUSH_EMPTY=0 -DRSEQ_MIG=2 -DRSEQ_NMIG=1 -DMUTANT_RSEQ_NO_CLAIM"
+  "mutant-rseq-migrated-local fail=invalid safety -DOVERWRITE=0 -DRSEQ=1 -DNESTED=0 -DSIZE_B=1 -DFLUSH_EMPTY=0 -DRSEQ_MIG=2 -DRSEQ_NMIG=1 -DMUTANT_RSEQ_MIGRATED_LOCAL"
+  "mutant-rseq-slow-plain-cas fail=owner\\[ safety -DOVERWRITE=0 -DRSEQ=1 -DFLUSH_EMPTY=0 -DRSEQ_NMIG=1 -DRSEQ_MIG=2 -DMUTANT_RSEQ_SLOW_PLAIN_CAS"
 )
 
 # GRB_MODEL_LONG=1 adds larger runs: two records per writer (about 10^8
@@ -100,7 +122,12 @@ checks=(
 # full scope in discard mode (1.4 x 10^8 states, about 9 GB, 6 minutes);
 # the wake-up with the flusher and the nested writer (1-2 x 10^7), the
 # wake-up and the live read together with the flusher (4 x 10^7), and
-# the live read with a discard at full scope (2 x 10^7).
+# the live read with a discard at full scope (2 x 10^7).  RSEQ: at full
+# scope (writer 1 migrating away and back, the header-only flush; 5.5 x
+# 10^7 and 3.1 x 10^7), writer 2 migrating in overwrite mode, the discard
+# in overwrite mode, the sum's loads in the other order, liveness in
+# overwrite mode (each 10^7 or less), and with timestamps, the hand-off
+# and pinned reads (7.1, 7.3 and 3.5 x 10^7, about 4 GB, 5 minutes each).
 if [ "${GRB_MODEL_LONG:-0}" = 1 ]; then
   checks+=(
     "overwrite-2rec      pass safety   -DOVERWRITE=1 -DNREC=2"
@@ -110,6 +137,15 @@ if [ "${GRB_MODEL_LONG:-0}" = 1 ]; then
     "wait-nested-dis     pass safety   -DOVERWRITE=0 -DWAIT=1 -DFLUSH_EMPTY=0"
     "wait-live-flush-dis pass safety   -DOVERWRITE=0 -DWAIT=1 -DLIVE=1 -DNESTED=0 -DFLUSH_EMPTY=0"
     "live-discard-full-dis pass safety -DOVERWRITE=0 -DLIVE=1 -DTRY_DISCARD=1"
+    "rseq-full-ovw       pass safety   -DOVERWRITE=1 -DRSEQ=1"
+    "rseq-full-dis       pass safety   -DOVERWRITE=0 -DRSEQ=1"
+    "rseq-mig-ovw        pass safety   -DOVERWRITE=1 -DRSEQ=1 -DNESTED=0 -DSIZE_B=1 -DRSEQ_MIG=2"
+    "rseq-try-discard-ovw pass safety  -DOVERWRITE=1 -DRSEQ=1 -DTRY_DISCARD=1 -DFLUSHER=0 -DRSEQ_MIG=2"
+    "rseq-cc-first-dis   pass safety   -DOVERWRITE=0 -DRSEQ=1 -DFLUSH_EMPTY=0 -DRSEQ_NMIG=1 -DRSEQ_CC_FIRST"
+    "rseq-progress-ovw   pass progress -DOVERWRITE=1 -DRSEQ=1 -DNESTED=0 -DSIZE_B=1 -DFLUSH_EMPTY=0 -DRSEQ_MIG=2 -DRSEQ_NMIG=1"
+    "rseq-ts-dis         pass safety   -DOVERWRITE=0 -DRSEQ=1 -DTIMESTAMPS=1 -DNESTED=0 -DSIZE_B=1 -DRSEQ_MIG=2"
+    "rseq-handoff-ovw    pass safety   -DOVERWRITE=1 -DRSEQ=1 -DHANDOFF=1 -DFLUSH_EMPTY=0 -DRSEQ_NMIG=1"
+    "rseq-pinned-ovw     pass safety   -DOVERWRITE=1 -DRSEQ=1 -DPINNED=1 -DNESTED=0 -DSIZE_B=1 -DRSEQ_MIG=2"
   )
 fi
 

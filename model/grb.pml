@@ -11,7 +11,7 @@
  * and drained.  OVERWRITE selects flight-recorder mode (reader spare, push,
  * id swap) or discard mode.  docs/design.md maps each step to the C code.
  *
- * Six mechanisms sit behind switches of their own, each off by default,
+ * Seven mechanisms sit behind switches of their own, each off by default,
  * so that every configuration stays small enough to check exhaustively:
  *
  *   TRY_DISCARD  the second writer discards its first reservation
@@ -71,6 +71,22 @@
  *                LIVE_IN_OVERWRITE allows it in overwrite mode, to show why
  *                the C code refuses it there: a writer comes back to the
  *                sub-buffer a lap later while the reader reads it.
+ *   RSEQ         the per-CPU write path (design.md section 25), the
+ *                modelled buffer being CPU 0's.  Each writer thread runs
+ *                on CPU 0 or elsewhere (ghost cpu[]); the thread of
+ *                writer RSEQ_MIG may migrate at any step, RSEQ_NMIG times
+ *                at most; the nested writer is on its thread's CPU; the
+ *                finalizer and reader run elsewhere, the flusher too
+ *                unless RSEQ_FLUSH0.  Reserve's fast path is a critical
+ *                section (cpu check, blocked, offset, plain store), its
+ *                slow path a locked CAS in a section on CPU 0 or the
+ *                remote protocol elsewhere (blocked count, membarrier,
+ *                locked CAS); a commit adds to cc_local in a section on
+ *                CPU 0, or to cc and fences CPU 0 elsewhere, then sums
+ *                both, and a commit that sees its lap complete claims it
+ *                before delivering.  Every lap is delivered once (dlv[]).
+ *                See "The per-CPU path" below for the sections and CPU
+ *                0's store buffer.
  *
  * NESTED=0 drops the nested writer, FLUSH_EMPTY=0 the header-only flush
  * and FLUSHER=0 the flusher; model/check.sh uses them where a combination
@@ -191,6 +207,65 @@
  *   sub-buffer again until the reader consumes it, so the prefix stays
  *   valid while it is read.  Each step of the model loads one word, as in
  *   the C code, so the model explores the same interleavings.
+ *
+ * The per-CPU path (RSEQ) replaces the reserve CAS and the commit add by
+ * plain loads and stores, so two things are modelled explicitly, and one
+ * is argued:
+ *
+ * - Critical sections.  A section is a few steps, each one load (the cpu
+ *   check, blocked, offset, cc_local), then its committing instruction.
+ *   The kernel aborts it when anything else runs on its CPU before that
+ *   instruction, and resumes the thread at the abort handler, so a
+ *   preempted section runs no further step.  live0 names the section
+ *   live on CPU 0: a section start there takes it (its context runs, so
+ *   the section that held it was preempted); membarrier and every
+ *   migration (a context switch on CPU 0, either way) clear it, and so
+ *   does a write to offset or blocked outside any section by a context on
+ *   CPU 0 (PREEMPT0: a writer that chose the remote protocol, then
+ *   migrated back).  Each later step of a section aborts first when the
+ *   section is no longer live.  Other steps that another context takes on
+ *   CPU 0 during a section leave it live in the model: they write nothing
+ *   a section loads, and a section's steps before its store only load, so
+ *   such a step commutes to before the section's start, an order the
+ *   model explores as well; the abort it causes in reality only retries,
+ *   or takes the slow path, with nothing stored.  Contexts elsewhere never
+ *   abort a section on CPU 0: blocked and membarrier are there for them.
+ *   The nested writer runs between its thread's reserve and commit, never
+ *   inside a section; a signal during a section aborts it as a preemption
+ *   does, which writer 2 on CPU 0 exercises.
+ *
+ * - CPU 0's store buffer (x86-TSO) holds a local commit's store to
+ *   cc_local.  Contexts on CPU 0 load cc_local through it (forwarding),
+ *   the others load memory.  It drains on membarrier, on a migration (the
+ *   scheduler's barriers), behind a further store (FIFO), or, if it so
+ *   happens, just before a context elsewhere touches cc_local: when it
+ *   drains matters to no one else, so this gives every order a drain at
+ *   any step would give.  One pending store is enough.  Every load of
+ *   cc_local from elsewhere follows the same context's membarrier, which
+ *   drains every store before it; a store after it comes from a section
+ *   that started after it, whose own load of cc then sees the remote add
+ *   (locked, so visible before the membarrier), and the last such
+ *   committer, which forwards the others' stores, sees the lap complete
+ *   whatever the remote load saw of them.  A deeper buffer would only let
+ *   that remote load see less of them, which the argument allows.  The
+ *   mutants that skip the membarrier need a single stale store.
+ *
+ * - offset's plain stores are taken as sequentially consistent.  A store
+ *   of offset still in CPU 0's store buffer is a fast path's, which moves
+ *   offset inside the open sub-buffer only: every other move is a locked
+ *   RMW, which drains the buffer of the CPU that issues it.  CPU 0's
+ *   contexts load offset through the buffer.  Elsewhere, a remote CAS
+ *   comes after its membarrier, which drains the buffer, so it compares
+ *   with the latest value; the flusher's and a writer's first load is a
+ *   guess that CAS checks; and the other loads from elsewhere need only
+ *   which sub-buffer is open (the reader's TRUNC(offset), the flusher's
+ *   SBOFF(offset) != 0), which a pending store does not change, or come
+ *   after finalize (whose flush fences CPU 0).  A writer elsewhere that
+ *   counts a refusal only if offset is still what it loaded may miss a
+ *   pending fast-path store, but then it also misses every later store of
+ *   CPU 0 (FIFO), a delivery that would free the sub-buffer among them:
+ *   the refusal is right at the moment of its load.  blocked, cc and
+ *   claimed change only by locked RMWs.
  */
 
 #ifndef NSB
@@ -259,6 +334,31 @@
 #ifndef LIVE
 #define LIVE 0
 #endif
+#ifndef RSEQ
+#define RSEQ 0
+#endif
+/* The writer whose thread may migrate (0: none), and how many times. */
+#ifndef RSEQ_MIG
+#define RSEQ_MIG 1
+#endif
+#ifndef RSEQ_NMIG
+#define RSEQ_NMIG 2
+#endif
+/* Progress runs: how many times a section start may preempt another
+ * context's live section (see section_start). */
+#ifndef RSEQ_PREEMPT
+#define RSEQ_PREEMPT 1
+#endif
+/* Does the flusher run on CPU 0 (a flush may run on any thread)? */
+#ifndef RSEQ_FLUSH0
+#define RSEQ_FLUSH0 0
+#endif
+#if RSEQ && LIVE
+#error "the live read loads cc alone: not with RSEQ"
+#endif
+#if RSEQ_MIG < 0 || RSEQ_MIG > 2
+#error "RSEQ_MIG names writer 1 or 2, or 0 for none"
+#endif
 #if TRY_DISCARD && HANDOFF
 #error "TRY_DISCARD and HANDOFF each script the second writer; pick one"
 #endif
@@ -322,6 +422,17 @@ byte wake_pos;               /* grb_buf_shm.wake_pos: the byte watermark */
 byte entered[2];             /* plain; written by its own thread only */
 byte left_remote[2];         /* atomic; other threads add to it */
 #endif
+#if RSEQ
+/* The per-CPU path (design.md section 25.1) of CPU 0's buffer. */
+byte blocked;                /* grb_buf_shm.blocked: the GRB_BLOCKED_REMOTE count */
+byte ccl_b[NSB];             /* hot.cc_local as memory holds it: bytes */
+byte ccl_r[NSB];             /* hot.cc_local as memory holds it: records */
+byte claimed[NSB];           /* cold.claimed: 1 + the lap last claimed */
+/* CPU 0's store buffer (x86-TSO): one store to cc_local, not yet in
+ * memory, of slot sbs with value (sbv_b, sbv_r). */
+bit  sbp;
+byte sbs, sbv_b, sbv_r;
+#endif
 
 /* Counters of the C code. */
 byte n_ok, n_attempt, n_full, n_wrap, n_big, n_over, n_read;
@@ -348,6 +459,22 @@ bit  rstart[NBYTES];         /* byte b is the first byte of a record */
 /* The reservation the second writer hands over: 0 not yet, 1 here, 2
  * none (its reserve was refused). */
 byte hand, h_b, h_e, h_ph, h_sz;
+#endif
+#if RSEQ
+/* Where each thread runs: cpu[w] for writer w (0: CPU 0, 1: elsewhere),
+ * cpu[0] for the finalizer and reader (always elsewhere), cpu[3] for the
+ * flusher (CPU 0 with RSEQ_FLUSH0).  nmig counts the migrations; mdone
+ * says writer RSEQ_MIG has ended. */
+bit  cpu[4];
+byte nmig;
+bit  mdone;
+/* The _pid + 1 of the context whose critical section is live on CPU 0,
+ * 0 for none: a section may store only while it is still its own. */
+byte live0;
+byte dlv[NSB];               /* laps delivered, per slot */
+#ifdef CHECK_PROGRESS
+byte npre;                   /* preemptions of a live section so far */
+#endif
 #endif
 
 /* Mark bytes [from, to) of a sub-buffer as written by process w. */
@@ -527,6 +654,11 @@ inline deliver(p, tb, tr)
 	/* Metadata, records_lap and NOREF + lap, then cc_sb last. */
 	atomic {
 		ds = SLOT(p);
+#if RSEQ
+		/* Once per lap: no other commit delivers it too. */
+		assert(dlv[ds] == LAP(p));
+		dlv[ds]++;
+#endif
 #if OVERWRITE
 		dph = id_idx[ds];
 #else
@@ -588,10 +720,328 @@ inline cc_complete(p)
 #endif
 }
 
+#if RSEQ
+/*
+ * The per-CPU path (design.md section 25).  th is the running context's
+ * index in cpu[] (the writer number, 3 for the flusher, 0 for the
+ * finalizer), so ON0 says it runs on CPU 0; ME is its name in live0.
+ * Each step is a d_step: one shared access (or a section's committing
+ * instruction) and the local work on it.
+ */
+#define ON0 (cpu[th] == 0)
+#define ME (_pid + 1)
+
+/* CPU 0's pending store reaches memory. */
+inline drain()
+{
+	if
+	:: sbp ->
+		ccl_b[sbs] = sbv_b; ccl_r[sbs] = sbv_r;
+		sbp = 0; sbs = 0; sbv_b = 0; sbv_r = 0
+	:: else
+	fi
+}
+
+/* Load cc_local and add it to tb, tr (0 before, but in the sum): CPU 0
+ * forwards its pending store, elsewhere memory is read. */
+#define LOAD_CCL(s) \
+	tb = tb + ((ON0 && sbp && sbs == (s)) -> sbv_b : ccl_b[s]); \
+	tr = tr + ((ON0 && sbp && sbs == (s)) -> sbv_r : ccl_r[s])
+
+/*
+ * A load of cc_local from elsewhere: the pending store drains first, or
+ * not.  When the store buffer drains matters only when a context
+ * elsewhere reads cc_local (CPU 0's own loads forward), so draining
+ * there, or at the steps that drain it for sure (membarrier, a
+ * migration, a further store on CPU 0), gives every order a drain free
+ * to run at any step gives, without its interleavings.
+ */
+inline load_ccl(s)
+{
+	if
+	:: d_step { !ON0 && sbp -> drain(); LOAD_CCL(s) }
+	:: d_step { LOAD_CCL(s) }
+	fi
+}
+
+/* A plain store to cc_local: on CPU 0 into its store buffer, behind the
+ * store already there, which (FIFO) drains first; elsewhere (only the
+ * mutants store from there) to memory, before CPU 0's pending store
+ * drains over it. */
+inline store_ccl(s, vb, vr)
+{
+	if
+	:: ON0 -> drain(); sbp = 1; sbs = s; sbv_b = vb; sbv_r = vr
+	:: else -> ccl_b[s] = vb; ccl_r[s] = vr
+	fi
+}
+
+/* membarrier(MEMBARRIER_CMD_PRIVATE_EXPEDITED_RSEQ, CPU, 0) (src/rseq.c
+ * fence_cpu): the section live on CPU 0 is aborted, and CPU 0 runs a
+ * full barrier, which drains its store buffer. */
+#define MEMBARRIER d_step { live0 = 0; drain() }
+
+/* A step outside any section that writes a word sections load (offset,
+ * blocked): on CPU 0 its context is running, so the section that was
+ * live there (another context's) has been preempted. */
+#define PREEMPT0 live0 = (ON0 -> 0 : live0)
+
+/*
+ * A section's first step, the cpu check: sok = 1 on CPU 0; elsewhere 0
+ * (abort), or off for MUTANT_RSEQ_MIGRATED_LOCAL's section without the
+ * check.  On CPU 0 the section becomes the live one, preempting another
+ * context's.  In progress runs at most RSEQ_PREEMPT starts preempt a
+ * live section; then a start waits for the live section to end, as a
+ * scheduler lets a thread run: sections aborting each other forever
+ * would otherwise be a run that never ends.
+ */
+inline section_start(off)
+{
+	d_step {
+#ifdef CHECK_PROGRESS
+		(!ON0 || live0 == 0 || npre < RSEQ_PREEMPT);
+		npre = npre + (ON0 && live0 != 0);
+#endif
+		sok = (ON0 -> 1 : off);
+		live0 = (ON0 -> ME : live0)
+	}
+}
+
+/*
+ * Is the section still live?  A preempted section never runs another
+ * instruction: the kernel resumes its thread at the abort handler.  So
+ * each later step of a section first aborts if it is no longer live
+ * (a mutant's section off CPU 0: if it no longer is).
+ */
+#ifdef MUTANT_RSEQ_NO_ABORT
+/* Mutant: a section runs on, and stores, even when preempted. */
+#define LIVE_SEC 1
+#else
+#define LIVE_SEC ((sok == 1 && live0 == ME) || (sok == 2 && !ON0))
+#endif
+
+/* The section is over: it stored, failed a compare, or was aborted. */
+#define SECTION_END live0 = (live0 == ME -> 0 : live0); sok = 0
+
+/*
+ * The fast path's section (grb__rseq_reserve): the cpu check, blocked
+ * == 0, offset == x, then the plain store of y, one step each.  Out: ok,
+ * 1 when it stored; a failed compare or an abort leaves it 0 (the caller
+ * cleared it) and the caller takes the slow path.
+ */
+inline fast_section(x, y)
+{
+	section_start(0);
+	if
+	:: d_step {
+		sok ->
+		if
+		:: !LIVE_SEC -> SECTION_END
+#ifndef MUTANT_RSEQ_NO_BLOCKED_CHECK
+		/* (MUTANT_RSEQ_NO_BLOCKED_CHECK ignores the remote count.) */
+		:: LIVE_SEC && blocked != 0 -> SECTION_END
+#endif
+		:: else
+		fi
+	   };
+	   if
+	   :: d_step {
+		sok ->
+		if
+		:: !LIVE_SEC || offset != x -> SECTION_END
+		:: else
+		fi
+	      };
+	      if
+	      :: d_step {
+		sok ->
+		if
+		:: LIVE_SEC -> offset = y; ok = 1
+		:: else
+		fi;
+		SECTION_END
+	         }
+	      :: else
+	      fi
+	   :: else
+	   fi
+	:: else
+	fi
+}
+
+/*
+ * The remote protocol on offset (design.md 25.3; grb__offset_cas off the
+ * buffer's CPU): blocked += REMOTE, membarrier, the locked CAS from x to
+ * y, blocked -= REMOTE.  Out: ok.  A context that migrated back to CPU 0
+ * meanwhile runs these steps there (PREEMPT0).
+ */
+inline remote_cas(x, y)
+{
+	d_step { PREEMPT0; blocked++ };
+#ifndef MUTANT_RSEQ_REMOTE_NO_MEMBARRIER
+	MEMBARRIER;
+#endif
+	d_step {
+		PREEMPT0;
+		if
+		:: offset == x -> offset = y; ok = 1
+		:: else -> ok = 0
+		fi
+	};
+	d_step { PREEMPT0; blocked-- }
+}
+
+/*
+ * grb__offset_cas(): the locked CAS of offset from x to y.  On CPU 0 in a
+ * section (grb__rseq_cas_locked: the cpu check, then the CAS as the
+ * committing step), again after an abort; elsewhere the remote protocol.
+ * Out: ok.
+ */
+inline locked_cas(x, y)
+{
+	do
+	:: section_start(0);
+	   if
+	   :: d_step {
+		sok ->
+		ab = !LIVE_SEC;
+		if
+		:: !ab && offset == x -> offset = y; ok = 1
+		:: else -> ok = 0
+		fi;
+		SECTION_END
+	      };
+	      if
+	      :: ab -> ab = 0
+	      :: else -> break
+	      fi
+	   :: else -> remote_cas(x, y); break
+	   fi
+	od
+}
+
+/* What a commit add publishes, in its step: the record's bytes (usz,
+ * released) and the closer's data_size (clz), set by the caller. */
+inline publish()
+{
+	if
+	:: usz != 0 -> unmark(ph, SBOFF(b), SBOFF(b) + usz); usz = 0
+	:: else
+	fi;
+	if
+	:: clz != 0 -> close_size[cs] = clz; clz = 0
+	:: else
+	fi
+}
+
+/*
+ * The commit add of design.md 25.4 on slot SLOT(p) (grb__commit_rseq,
+ * grb__rseq_commit_slow).  Local, on CPU 0: a section of the cpu check,
+ * the load of cc_local and the plain store of it plus the add (into the
+ * store buffer), again after an abort.  Remote, elsewhere: the locked
+ * add to cc, then membarrier.  Then the sum: out tb, tr.
+ */
+inline rcc_add(p, bytes, recs)
+{
+	cs = SLOT(p);
+	do
+#ifdef MUTANT_RSEQ_MIGRATED_LOCAL
+	/* Mutant: no cpu check; off CPU 0 the plain add runs there, on
+	 * memory, and nothing on CPU 0 aborts it. */
+	:: section_start(2);
+#else
+	:: section_start(0);
+#endif
+	   if
+	   :: d_step {
+		sok ->
+		ab = !LIVE_SEC;
+		if
+		:: ab -> SECTION_END
+		:: else -> LOAD_CCL(cs)
+		fi
+	      };
+	      if
+	      :: !ab ->
+		d_step {
+			ab = !LIVE_SEC;
+			if
+			:: !ab -> store_ccl(cs, tb + bytes, tr + recs); publish()
+			:: else
+			fi;
+			SECTION_END; tb = 0; tr = 0
+		}
+	      :: else
+	      fi;
+	      if
+	      :: ab -> ab = 0
+	      :: else -> break
+	      fi
+	   :: else ->
+		d_step {
+			cc_b[cs] = cc_b[cs] + bytes;
+			cc_r[cs] = cc_r[cs] + recs;
+			publish()
+		};
+#ifndef MUTANT_RSEQ_COMMIT_NO_MEMBARRIER
+		MEMBARRIER;
+#endif
+		break
+	   fi
+	od;
+	/* S = cc_local + cc, one load each: cc_local first, as the C code
+	 * (RSEQ_CC_FIRST swaps them). */
+#ifdef RSEQ_CC_FIRST
+	atomic { tb = cc_b[cs]; tr = cc_r[cs] };
+	load_ccl(cs)
+#else
+	load_ccl(cs);
+	d_step { tb = tb + cc_b[cs]; tr = tr + cc_r[cs] }
+#endif
+}
+
+/*
+ * If the sum completes the lap: claim it (claim() in src/rseq.c: load
+ * claimed and, below lap + 1, CAS it there) and deliver when the claim
+ * is ours.  The load and the CAS are one step: between them `claimed`
+ * can only move to this lap (a later lap opens only after this one is
+ * delivered), which fails the CAS just as it fails the load's test.
+ */
+inline rcc_complete(p)
+{
+	if
+	:: d_step {
+		tb == (LAP(p) + 1) * SBSIZE ->
+#ifdef MUTANT_RSEQ_NO_CLAIM
+		/* Mutant: every commit that sees the lap complete delivers. */
+		won = 1
+#else
+		won = (claimed[cs] < LAP(p) + 1);
+		if
+		:: won -> claimed[cs] = LAP(p) + 1
+		:: else
+		fi
+#endif
+	   };
+	   if
+	   :: won -> won = 0; deliver(p, tb, tr)
+	   :: else
+	   fi
+	:: else
+	fi;
+	tb = 0; tr = 0
+}
+#endif
+
 inline commit_add(p, bytes, recs)
 {
+#if RSEQ
+	rcc_add(p, bytes, recs);
+	rcc_complete(p)
+#else
 	atomic { cc_add(p, bytes, recs) };
 	cc_complete(p)
+#endif
 }
 
 /* grb__push_reader(): one CAS per overwritten sub-buffer. */
@@ -669,11 +1119,16 @@ inline subbuf_free(p, ok)
  */
 inline end_old(old)
 {
+#if RSEQ
+	clz = SBOFF(old);
+	commit_add(old - 1, SBSIZE - SBOFF(old), 0)
+#else
 	atomic {
 		close_size[SLOT(old - 1)] = SBOFF(old);
 		cc_add(old - 1, SBSIZE - SBOFF(old), 0)
 	};
 	cc_complete(old - 1)
+#endif
 }
 
 /*
@@ -821,6 +1276,42 @@ inline reserve(sz, w, t)
 			offset = e
 		};
 		break
+#elif RSEQ
+		/* The fast path's section when the record ends strictly
+		 * inside the open sub-buffer and no section of this call
+		 * failed yet (grb_reserve); else the slow path's locked CAS
+		 * (grb__reserve_slow, grb__offset_cas). */
+		atomic {
+			if
+			:: ns -> b = b + HDR
+			:: else -> skip
+			fi;
+			e = b + sz;
+			ok = 0
+		};
+		if
+		:: !slow && !ns && SBOFF(e) != 0 ->
+			fast_section(old, e);
+			slow = !ok
+		:: else ->
+#ifdef MUTANT_RSEQ_SLOW_PLAIN_CAS
+			/* Mutant: a locked CAS outside any section and
+			 * without the remote protocol, wherever it runs. */
+			atomic {
+				PREEMPT0;
+				if
+				:: offset == old -> offset = e; ok = 1
+				:: else -> ok = 0
+				fi
+			}
+#else
+			locked_cas(old, e)
+#endif
+		fi;
+		if
+		:: ok -> break
+		:: else -> skip
+		fi
 #else
 		atomic {
 			if
@@ -840,6 +1331,9 @@ inline reserve(sz, w, t)
 #endif
 	   fi
 	od;
+#if RSEQ
+	slow = 0;
+#endif
 	if
 	:: ok ->
 #if TIMESTAMPS
@@ -901,11 +1395,16 @@ inline reserve(sz, w, t)
  * writer's bytes are done when its add publishes them. */
 inline commit(sz, o, me)
 {
+#if RSEQ
+	usz = sz;
+	commit_add(e - 1, sz, 1);
+#else
 	atomic {
 		unmark(ph, SBOFF(b), SBOFF(b) + sz);
 		cc_add(e - 1, sz, 1)
 	};
 	cc_complete(e - 1);
+#endif
 #if WAIT && !defined(MUTANT_NO_COMMIT_WAKE)
 	wake_check();           /* grb_commit()'s live wake */
 #endif
@@ -959,18 +1458,29 @@ inline try_discard(sz)
 	if
 	:: SBOFF(e) != 0 ->
 		/* Close the sub-buffer, as a flush would. */
+#if RSEQ
+		locked_cas(e, TRUNC(e) + SBSIZE)
+#else
 		atomic {
 			if
 			:: offset == e -> offset = TRUNC(e) + SBSIZE; ok = 1
 			:: else -> ok = 0
 			fi
 		}
+#endif
 	:: else -> ok = 1   /* the slot fills its sub-buffer: already its closer */
 	fi;
 	if
 	:: ok ->
 		/* The sub-buffer now ends where the slot began; the slot
 		 * and the rest of the sub-buffer are committed as padding. */
+#if RSEQ
+		atomic { release_discarded(sz); n_disc++ };
+#ifndef MUTANT_DISCARD_NO_CLOSE
+		clz = SBOFF(b);
+#endif
+		commit_add(e - 1, sz + (SBOFF(e) != 0) * (SBSIZE - SBOFF(e)), 0)
+#else
 		atomic {
 #ifndef MUTANT_DISCARD_NO_CLOSE
 			close_size[SLOT(e - 1)] = SBOFF(b);
@@ -980,6 +1490,7 @@ inline try_discard(sz)
 			cc_add(e - 1, sz + (SBOFF(e) != 0) * (SBSIZE - SBOFF(e)), 0)
 		};
 		cc_complete(e - 1)
+#endif
 	:: else -> skip
 	fi
 #endif
@@ -1006,9 +1517,14 @@ inline try_discard(sz)
 #else
 #define LIVE_LOCALS
 #endif
+#if RSEQ
+#define RSEQ_LOCALS ; byte th, sok, usz, clz; bit ab, won, slow
+#else
+#define RSEQ_LOCALS
+#endif
 #define WRITER_LOCALS \
 	byte old, b, e, ph, c, r, k, ds, dph, cs, tb, tr; \
-	bit oe, ns, ok; byte fail TS_LOCALS NEST_LOCALS WAIT_LOCALS
+	bit oe, ns, ok; byte fail TS_LOCALS NEST_LOCALS WAIT_LOCALS RSEQ_LOCALS
 
 /*
  * Writer w runs on thread w - 1.  The first writer is interrupted by a
@@ -1021,6 +1537,9 @@ proctype writer(byte w; byte sz1; byte sz2; bit nested)
 	WRITER_LOCALS;
 	byte b1, e1, ph1;
 
+#if RSEQ
+	th = w;
+#endif
 	reserve(sz1, w, w - 1);
 #if TRY_DISCARD
 	if
@@ -1103,15 +1622,46 @@ proctype writer(byte w; byte sz1; byte sz2; bit nested)
 	:: else -> skip
 	fi;
 #endif
+#if RSEQ
+	atomic {
+		running--;
+		if
+		:: w == RSEQ_MIG -> mdone = 1
+		:: else
+		fi
+	}
+#else
 	running--
+#endif
 }
 
 /* grb_buf_flush(): close the open sub-buffer, or make a header-only one. */
+#if RSEQ
+#define FLUSH_STOP d_step { PREEMPT0; blocked-- }; goto done
+#else
+#define FLUSH_STOP goto done
+#endif
 proctype flusher()
 {
 	WRITER_LOCALS;
 	bit hdr_only;
 
+#if RSEQ
+	/* Wherever it runs, the remote protocol around its CAS loop
+	 * (design.md 25.3); its commits are local on CPU 0.  An active flush
+	 * with nothing open spares CPU 0 the fence (grb_buf_flush's first
+	 * load: a fast path's plain store moves offset inside the open
+	 * sub-buffer only). */
+	th = 3;
+	if
+	:: !FLUSH_EMPTY && SBOFF(offset) == 0 -> goto done
+	:: else
+	fi;
+	d_step { PREEMPT0; blocked++ };
+#ifndef MUTANT_RSEQ_REMOTE_NO_MEMBARRIER
+	MEMBARRIER;
+#endif
+#endif
 	do
 	:: old = offset;
 	   if
@@ -1121,14 +1671,17 @@ proctype flusher()
 		:: FLUSH_EMPTY ->
 			subbuf_free(old, ok);
 			if
-			:: !ok -> goto done
+			:: !ok -> FLUSH_STOP
 			:: else -> skip
 			fi;
 			e = old + SBSIZE; hdr_only = 1
-		:: else -> goto done
+		:: else -> FLUSH_STOP
 		fi
 	   fi;
 	   atomic {
+#if RSEQ
+		PREEMPT0;
+#endif
 		if
 		:: offset == old -> offset = e; ok = 1
 		:: else -> ok = 0
@@ -1139,6 +1692,9 @@ proctype flusher()
 	   :: else -> skip
 	   fi
 	od;
+#if RSEQ
+	atomic { PREEMPT0; blocked-- };     /* (a loop's exit may not enter a d_step) */
+#endif
 	if
 	:: !hdr_only -> end_old(old)
 	:: else ->
@@ -1605,6 +2161,30 @@ unpin:
 #endif
 }
 
+#if RSEQ
+/*
+ * What the hardware and the scheduler do on their own: CPU 0's store
+ * buffer drains its pending store at any step, and the thread of writer
+ * RSEQ_MIG migrates (CPU 0 to elsewhere or back) RSEQ_NMIG times at
+ * most while it runs.  A migration is a context switch on CPU 0: the
+ * section live there is aborted and the scheduler's barriers drain the
+ * store buffer.
+ */
+proctype env()
+{
+end_env:
+	do
+	:: atomic {
+		RSEQ_MIG != 0 && nmig < RSEQ_NMIG && !mdone ->
+		cpu[RSEQ_MIG] = 1 - cpu[RSEQ_MIG];
+		nmig++;
+		live0 = 0;
+		drain()
+	   }
+	od
+}
+#endif
+
 init {
 	atomic {
 		byte i;
@@ -1613,6 +2193,10 @@ init {
 			id_idx[i] = i
 		}
 		running = 2 + FLUSHER;
+#if RSEQ
+		cpu[0] = 1;         /* the finalizer: elsewhere */
+		cpu[3] = !RSEQ_FLUSH0;
+#endif
 		run writer(1, SIZE_A, SIZE_B, NESTED);
 		run writer(2, SIZE_B, SIZE_A, 0);
 #if FLUSHER
@@ -1620,6 +2204,9 @@ init {
 #endif
 		run finalizer();
 		run reader()
+#if RSEQ
+		; run env()
+#endif
 	}
 }
 
