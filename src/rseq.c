@@ -211,6 +211,12 @@ static int claim(struct grb_buf *buf, uint64_t pos)
 {
 	grb_atomic_u64 *w = &buf->cold[grb__slot(buf, pos)].claimed;
 	uint64_t want = grb__subbuf_trunc(buf, pos) + 1;
+	/*
+	 * The claim orders no data: what the deliverer reads, it reads
+	 * because its own loads of cc and cc_local (acquire) saw every
+	 * commit of the lap.  Acquire and acq_rel only keep a later lap's
+	 * claim from being read before an earlier one on any machine.
+	 */
 	uint64_t c = grb_load_acquire(w);
 
 	while (c < want)
@@ -252,6 +258,9 @@ void grb__rseq_commit_slow(const struct grb_config *cfg, struct grb_buf *buf,
 #ifdef GRB_RSEQ_ASM
 check:
 #endif
+	/* Acquire: pairs with every committer's release (the atomic add,
+	 * or the section's store, a release on x86-64, the only machine
+	 * with the sections), so a deliverer sees all the lap's data. */
 	sum = grb_load_acquire(&hot->cc_local) + grb_load_acquire(&hot->cc);
 	if (grb__cc_complete(buf, sum, pos))
 		grb__rseq_deliver(cfg, buf, sum, pos);

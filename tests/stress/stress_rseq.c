@@ -52,7 +52,6 @@
  */
 #define _GNU_SOURCE
 #include <errno.h>
-#include <linux/membarrier.h>
 #include <pthread.h>
 #include <sched.h>
 #include <signal.h>
@@ -66,22 +65,9 @@
 
 #include "check.h"
 #include "stress_util.h"
+#include "expect_path.h"
 #include "tclient.h"
 
-#if defined(__has_include)
-#if __has_include(<sys/rseq.h>)
-#include <sys/rseq.h>
-#define TEST_HAVE_RSEQ 1
-#endif
-#endif
-
-#if defined(__SANITIZE_THREAD__)
-#define TEST_TSAN 1
-#elif defined(__has_feature)
-#if __has_feature(thread_sanitizer)
-#define TEST_TSAN 1
-#endif
-#endif
 
 #define MAX_WRITERS 32
 #define FLUSH_EVERY_NS 200000u
@@ -141,47 +127,19 @@ static void run_failed(const char *what)
 
 /* ---- the path this environment gives ----------------------------------- */
 
-static int env_atomic(void)
-{
-	const char *e = getenv("GRB_SYNC");
-
-	return e && strcmp(e, "atomic") == 0;
-}
-
 /* Whether a private per-CPU channel created now takes the rseq path
  * (docs/design.md section 25.5), and *why not. */
 static int expect_rseq(const char **why)
 {
-	int arch = 1, tsan = 0, registered = 0;
-	long q;
+	static const char *const names[] = {
+		"as asked", "no rseq sections for this architecture",
+		"no rseq registration", "no rseq membarrier", "shared",
+		"GRB_SYNC=atomic", "ThreadSanitizer build",
+	};
+	enum grb_path_reason r = test_expected_reason(0);
 
-#if !defined(__x86_64__) || !defined(TEST_HAVE_RSEQ)
-	arch = 0;
-#else
-	const struct rseq *rs = (const struct rseq *)(void *)
-		((char *)__builtin_thread_pointer() + __rseq_offset);
-
-	registered = __rseq_size >= 20 &&
-		(int32_t)__atomic_load_n(&rs->cpu_id, __ATOMIC_RELAXED) >= 0;
-#endif
-#ifdef TEST_TSAN
-	tsan = 1;
-#endif
-	*why = "as asked";
-	if (!arch)
-		*why = "no rseq sections for this architecture";
-	else if (tsan)
-		*why = "ThreadSanitizer build";
-	else if (env_atomic())
-		*why = "GRB_SYNC=atomic";
-	else if (!registered)
-		*why = "no rseq registration";
-	else if ((q = syscall(__NR_membarrier, MEMBARRIER_CMD_QUERY, 0, 0)) < 0 ||
-		 !(q & MEMBARRIER_CMD_REGISTER_PRIVATE_EXPEDITED_RSEQ))
-		*why = "no rseq membarrier";
-	else
-		return 1;
-	return 0;
+	*why = names[r];
+	return r == GRB_PATH_AS_ASKED;
 }
 
 /* ---- writers and their handlers --------------------------------------- */

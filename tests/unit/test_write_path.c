@@ -39,7 +39,6 @@
  */
 #define _GNU_SOURCE
 #include <errno.h>
-#include <linux/membarrier.h>
 #include <pthread.h>
 #include <sched.h>
 #include <signal.h>
@@ -52,22 +51,9 @@
 #include "check.h"
 #include "grb/grb.h"
 #include "grb/shm.h"
+#include "expect_path.h"
 #include "tclient.h"
 
-#if defined(__has_include)
-#if __has_include(<sys/rseq.h>)
-#include <sys/rseq.h>
-#define TEST_HAVE_RSEQ 1
-#endif
-#endif
-
-#if defined(__SANITIZE_THREAD__)
-#define TEST_TSAN 1
-#elif defined(__has_feature)
-#if __has_feature(thread_sanitizer)
-#define TEST_TSAN 1
-#endif
-#endif
 
 #define SB 65536
 #define NSB 8
@@ -76,66 +62,6 @@
 /* Writer ids of the checker. */
 enum { W_MAIN, W_HANDLER, W_NORSEQ, NW };
 #define MAXSEQ 4096
-
-/* ---- what the environment lets a channel have ----------------------- */
-
-static int env_atomic(void)
-{
-	const char *e = getenv("GRB_SYNC");
-
-	return e && strcmp(e, "atomic") == 0;
-}
-
-/* glibc registered rseq for this thread and the kernel fills cpu_id. */
-static int rseq_registered(void)
-{
-#ifdef TEST_HAVE_RSEQ
-	const struct rseq *rs = (const struct rseq *)(void *)
-		((char *)__builtin_thread_pointer() + __rseq_offset);
-
-	return __rseq_size >= 20 &&
-		(int32_t)__atomic_load_n(&rs->cpu_id, __ATOMIC_RELAXED) >= 0;
-#else
-	return 0;
-#endif
-}
-
-static int membarrier_rseq(void)
-{
-	long r = syscall(__NR_membarrier, MEMBARRIER_CMD_QUERY, 0, 0);
-
-	return r > 0 && (r & MEMBARRIER_CMD_REGISTER_PRIVATE_EXPEDITED_RSEQ);
-}
-
-/*
- * Why a channel of a per-CPU configuration with GRB_CONFIG_SYNC_PER_CPU,
- * created now by this thread, takes the path it takes; @shared: in
- * shared memory or with GRB_CONFIG_SHARED.  AS_ASKED means rseq.
- */
-static enum grb_path_reason expected_reason(int shared)
-{
-	int arch = 1, tsan = 0;
-
-#if !defined(__x86_64__) || !defined(TEST_HAVE_RSEQ)
-	arch = 0;
-#endif
-#ifdef TEST_TSAN
-	tsan = 1;
-#endif
-	if (!arch)
-		return GRB_PATH_NO_ARCH;
-	if (tsan)
-		return GRB_PATH_SANITIZER;
-	if (env_atomic())
-		return GRB_PATH_ENV;
-	if (shared)
-		return GRB_PATH_SHARED;
-	if (!rseq_registered())
-		return GRB_PATH_NO_RSEQ;
-	if (!membarrier_rseq())
-		return GRB_PATH_NO_MEMBARRIER;
-	return GRB_PATH_AS_ASKED;
-}
 
 static const char *reason_name(int r)
 {
@@ -167,7 +93,7 @@ static void check_path(const struct grb_channel *chan, int want_rseq,
 /* A per-CPU configuration with the flag, as expected now. */
 static void check_expected_path(const struct grb_channel *chan, int shared)
 {
-	enum grb_path_reason why = expected_reason(shared);
+	enum grb_path_reason why = test_expected_reason(shared);
 
 	check_path(chan, why == GRB_PATH_AS_ASKED, why);
 }
@@ -363,7 +289,7 @@ static void test_env(void)
 
 	CHECK(!orig || saved);
 	CHECK_EQ(setenv("GRB_SYNC", "atomic", 1), 0);
-	forced = expected_reason(0);
+	forced = test_expected_reason(0);
 	/* ENV unless a reason checked before it applies. */
 	CHECK(forced == GRB_PATH_ENV || forced == GRB_PATH_SANITIZER ||
 	      forced == GRB_PATH_NO_ARCH);
@@ -375,7 +301,7 @@ static void test_env(void)
 
 	for (i = 0; i < sizeof(ignored) / sizeof(ignored[0]); i++) {
 		CHECK_EQ(setenv("GRB_SYNC", ignored[i], 1), 0);
-		CHECK(expected_reason(0) != GRB_PATH_ENV);
+		CHECK(test_expected_reason(0) != GRB_PATH_ENV);
 		chan = create(&raw_cpu_sync);
 		check_expected_path(chan, 0);
 		grb_channel_destroy(chan);
@@ -410,7 +336,7 @@ static void test_shared(void)
 
 	CHECK_EQ(grb_channel_create_shared(&raw_shared_sync, &attr, &sattr,
 					   &chan), 0);
-	check_path(chan, 0, expected_reason(1));
+	check_path(chan, 0, test_expected_reason(1));
 	n = grb_channel_nr_bufs(chan);
 	CHECK(n <= 64);
 	for (i = 0; i < n; i++) {
@@ -923,7 +849,7 @@ static void run_rig(int v, int force_atomic)
 	g.c1 = allowed[1];
 	if (force_atomic)
 		CHECK_EQ(setenv("GRB_SYNC", "atomic", 1), 0);
-	why = expected_reason(0);
+	why = test_expected_reason(0);
 	g.chan = create(g.cfg);
 	if (force_atomic) {
 		if (saved)

@@ -378,6 +378,8 @@ static GRB_ALWAYS_INLINE void grb__commit_rseq(const struct grb_config *cfg,
 		grb__rseq_commit_slow(cfg, ctx->buf, ctx->end - 1, add);
 		return;
 	}
+	/* Acquire, as in grb__rseq_commit_slow(): pairs with the other
+	 * committers' release, for the delivery this commit may make. */
 	sum = grb_load_acquire(&hot->cc_local) + grb_load_acquire(&hot->cc);
 	if (GRB_UNLIKELY(((sum - ctx->cc_done) & GRB_CC_BYTES_MASK) == 0))
 		grb__rseq_deliver(cfg, ctx->buf, sum, ctx->end - 1);
