@@ -11,6 +11,10 @@
 #include "grb/align.h"
 #include "grb/impl/journal.h"
 
+/* grb_reserve() finds a CPU's handle by a shift: keep the pad right. */
+_Static_assert(sizeof(struct grb_buf) == GRB_BUF_HANDLE_SIZE,
+	       "struct grb_buf must be GRB_BUF_HANDLE_SIZE bytes");
+
 /* Source of grb_buf.jkey. */
 static grb_atomic_u64 grb__jkey_next;
 
@@ -88,6 +92,8 @@ void grb__buf_bind(struct grb_buf *buf, void *mem,
 	buf->data = base + d->off_data;
 	buf->subbuf_size = d->subbuf_size;
 	buf->buf_size = d->subbuf_size * d->num_subbuf;
+	buf->sb_mask = d->subbuf_size - 1;
+	buf->buf_mask = buf->buf_size - 1;
 	buf->subbuf_order = log2u(d->subbuf_size);
 	buf->nsb_order = log2u(d->num_subbuf);
 	buf->buf_order = buf->subbuf_order + buf->nsb_order;
@@ -220,7 +226,11 @@ int grb__channel_alloc(const struct grb_config *cfg, const char *name,
 	if (name)
 		strncpy(chan->name, name, sizeof(chan->name) - 1);
 	chan->nr_bufs = nr_bufs;
-	chan->bufs = (struct grb_buf *)calloc(nr_bufs, sizeof(*chan->bufs));
+	/* Cache-line aligned: each handle's first line is the fast path's. */
+	chan->bufs = (struct grb_buf *)aligned_alloc(GRB_CACHELINE,
+		(size_t)nr_bufs * sizeof(*chan->bufs));
+	if (chan->bufs)
+		memset(chan->bufs, 0, (size_t)nr_bufs * sizeof(*chan->bufs));
 	chan->tick_pos = (uint64_t *)calloc(nr_bufs, sizeof(*chan->tick_pos));
 	if (!chan->bufs || !chan->tick_pos) {
 		free(chan->bufs);

@@ -30,6 +30,18 @@ int grb__cpu_slow(void)
 }
 
 /*
+ * The buffer index of a per-CPU channel with n buffers, for a thread whose
+ * rseq area gave no usable CPU number (not registered, or a CPU beyond
+ * those possible at creation: never trusted).
+ */
+unsigned int grb__cpu_index(unsigned int n)
+{
+	int cpu = grb_cpu_current();
+
+	return (unsigned int)cpu < n ? (unsigned int)cpu : 0;
+}
+
+/*
  * Number of possible CPUs: one more than the highest CPU number in
  * /sys/devices/system/cpu/possible (e.g. "0-3" or "0,2-5"), so that every
  * CPU id the kernel can report indexes a buffer.

@@ -140,7 +140,8 @@ void grb__shm_remove(const struct grb_channel *chan);
  * whatever the path.  remote_enter/exit bracket a remote operation on a
  * per-CPU buffer's position; fence makes its CPU run a full barrier and
  * abort its critical sections (fence_all: every CPU's).  The remaining
- * two are exported: the inline commit calls them.
+ * three are exported: the inline commit calls them; commit_slow is a
+ * per-CPU configuration's commit out of line, on either path.
  */
 int grb__rseq_decide(const struct grb_config *cfg, int shared, int *reason);
 int grb__offset_cas(struct grb_buf *buf, uint64_t *old, uint64_t new_pos);
@@ -153,6 +154,8 @@ GRB_API void grb__rseq_deliver(const struct grb_config *cfg,
 GRB_API void grb__rseq_commit_slow(const struct grb_config *cfg,
 				   struct grb_buf *buf, uint64_t pos,
 				   uint64_t add);
+GRB_API void grb__commit_slow(const struct grb_config *cfg,
+			      struct grb_buf *buf, uint64_t pos, uint64_t add);
 
 /* src/cpu.c */
 int grb__possible_cpus(void);

@@ -550,7 +550,7 @@ again:
 	if (m > 1)
 		info->ambiguous++;
 	phys = cfg->mode == GRB_MODE_OVERWRITE ?
-		grb__overwrite_enter(buf, L) : slot;
+		grb__overwrite_enter(buf, slot, L) : slot;
 	/* The index comes from shared memory: checked, as the reader does. */
 	if (phys >= buf->nr_phys)
 		return 0;

@@ -96,7 +96,8 @@ static uint64_t apply(const struct grb_config *cfg, struct grb_buf *buf,
 	if (p->close_old)
 		grb__end_old(cfg, buf, old, ctx->timestamp);
 	if (cfg->mode == GRB_MODE_OVERWRITE)
-		phys = grb__overwrite_enter(buf, p->end - 1);
+		phys = grb__overwrite_enter(buf, grb__slot(buf, p->end - 1),
+					    p->end - 1);
 	else
 		phys = grb__slot(buf, p->end - 1);
 	if (p->open_new) {
@@ -165,8 +166,9 @@ int grb__reserve_slow(const struct grb_config *cfg, struct grb_buf *buf,
 	}
 	GRB_HOOK(GRB_HOOK_RESERVE_DONE);
 	grb__save_timestamp(cfg, buf, ctx->timestamp);
-	grb__ctx_fill(buf, ctx, p.begin, p.end, pre,
-		      apply(cfg, buf, ctx, &p, old));
+	grb__ctx_fill(buf, ctx, p.begin, p.end,
+		      grb__subbuf_offset(buf, p.begin), pre,
+		      grb__slot(buf, p.begin), apply(cfg, buf, ctx, &p, old));
 	/* Padding and header committed: only the record is left. */
 	if (ctx->jent)
 		grb__journal_set(ctx->jent, GRB_J_OWNED);

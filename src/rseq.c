@@ -265,3 +265,28 @@ check:
 	if (grb__cc_complete(buf, sum, pos))
 		grb__rseq_deliver(cfg, buf, sum, pos);
 }
+
+/*
+ * The commit of a per-CPU configuration's record, out of line: the
+ * configuration's inline commit has the per-CPU path only, and a channel
+ * that fell back to the atomic path (design.md section 25.5), or a
+ * caller compiled without the sections, commits here.  The atomic path
+ * is grb_commit()'s: the add, then the delivery by the one commit that
+ * completes the lap.
+ */
+void grb__commit_slow(const struct grb_config *cfg, struct grb_buf *buf,
+		      uint64_t pos, uint64_t add)
+{
+	uint64_t cc;
+
+	if (buf->rseq) {
+		grb__rseq_commit_slow(cfg, buf, pos, add);
+		return;
+	}
+	/* seq_cst: as grb_commit()'s add (release, acquire, and the
+	 * writer's side of the wake-up handshake). */
+	cc = grb_fetch_add_seq_cst(&buf->hot[grb__slot(buf, pos)].cc, add) +
+		add;
+	if (grb__cc_complete(buf, cc, pos))
+		grb__deliver(cfg, buf, cc, pos);
+}

@@ -268,7 +268,7 @@ int grb_buf_flush(struct grb_buf *buf, enum grb_flush how)
 
 	/* A header-only sub-buffer, opened and closed at once. */
 	if (cfg->mode == GRB_MODE_OVERWRITE)
-		phys = grb__overwrite_enter(buf, old);
+		phys = grb__overwrite_enter(buf, grb__slot(buf, old), old);
 	else
 		phys = grb__slot(buf, old);
 	grb__set_close(buf, old, hdr, ts);

@@ -29,6 +29,8 @@ static void mkbuf(struct grb_buf *b, unsigned int sb_order,
 	b->buf_order = sb_order + nsb_order;
 	b->subbuf_size = UINT64_C(1) << sb_order;
 	b->buf_size = UINT64_C(1) << b->buf_order;
+	b->sb_mask = b->subbuf_size - 1;
+	b->buf_mask = b->buf_size - 1;
 	b->cpu = -1;
 }
 

@@ -245,23 +245,34 @@ struct grb_buf_shm {
 struct grb_channel;
 struct grb_jslot;
 
-/* Process-local handle of one buffer; pointers derived from the mapping. */
+/*
+ * Process-local handle of one buffer; pointers derived from the mapping.
+ * The first cache line holds what every reservation and commit reads,
+ * with the masks precomputed; the handle is GRB_BUF_HANDLE_SIZE bytes, a
+ * power of two, so that finding the current CPU's is a shift and an add.
+ */
+#define GRB_BUF_HANDLE_SIZE 256
+
 struct grb_buf {
+	/* Fast-path line. */
 	struct grb_buf_shm *shm;
 	struct grb_commit_hot *hot;
-	struct grb_commit_cold *cold;
 	grb_atomic_u64 *ids;
-	struct grb_subbuf_meta *meta;
 	char *data;
 	uint64_t subbuf_size;
-	uint64_t buf_size;
+	uint64_t sb_mask;               /* subbuf_size - 1 */
+	uint64_t buf_mask;              /* buf_size - 1 */
 	unsigned int subbuf_order;
-	unsigned int buf_order;
-	unsigned int nsb_order;         /* log2(num_subbuf) */
-	int cpu;                        /* -1 for a per-channel buffer */
 	/* 1 when this buffer's writers take the per-CPU (rseq) path,
 	 * decided at channel creation (docs/design.md section 25.5). */
 	int rseq;
+
+	struct grb_commit_cold *cold;
+	struct grb_subbuf_meta *meta;
+	uint64_t buf_size;
+	unsigned int buf_order;
+	unsigned int nsb_order;         /* log2(num_subbuf) */
+	int cpu;                        /* -1 for a per-channel buffer */
 	struct grb_channel *chan;
 	/* Local copies of the description, so that nothing another process
 	 * writes into the mapping later changes what this one bounds-checks
@@ -278,6 +289,9 @@ struct grb_buf {
 	 * since when (src/recover.c). */
 	uint64_t stuck_pos;
 	uint64_t stuck_since;
+	/* Up to GRB_BUF_HANDLE_SIZE (checked in src/channel.c). */
+	char pad[GRB_BUF_HANDLE_SIZE - 8 * 7 - 4 * 2 - 8 * 3 - 4 * 4 -
+		 8 * 8];
 };
 
 /* grb_channel.shared: where the buffers live, and this process's role. */

@@ -28,25 +28,25 @@ extern "C" {
 /* Byte of position o inside its sub-buffer. */
 static inline uint64_t grb__subbuf_offset(const struct grb_buf *b, uint64_t o)
 {
-	return o & (b->subbuf_size - 1);
+	return o & b->sb_mask;
 }
 
 /* Start position of the sub-buffer holding o (its first byte). */
 static inline uint64_t grb__subbuf_trunc(const struct grb_buf *b, uint64_t o)
 {
-	return o & ~(b->subbuf_size - 1);
+	return o & ~b->sb_mask;
 }
 
 /* Ring slot of position o: the same for every lap. */
 static inline uint64_t grb__slot(const struct grb_buf *b, uint64_t o)
 {
-	return (o & (b->buf_size - 1)) >> b->subbuf_order;
+	return (o & b->buf_mask) >> b->subbuf_order;
 }
 
 /* Commit bytes a slot has seen before the lap holding position o. */
 static inline uint64_t grb__lap_bytes(const struct grb_buf *b, uint64_t o)
 {
-	return (o & ~(b->buf_size - 1)) >> b->nsb_order;
+	return (o & ~b->buf_mask) >> b->nsb_order;
 }
 
 /* True when cc says the lap holding position o is fully committed. */
@@ -55,6 +55,22 @@ static inline int grb__cc_complete(const struct grb_buf *b, uint64_t cc,
 {
 	return ((cc - grb__lap_bytes(b, o) - b->subbuf_size)
 		& GRB_CC_BYTES_MASK) == 0;
+}
+
+/*
+ * The commit's one-instruction pre-test for grb__cc_complete(): a
+ * multiple of the sub-buffer size in the byte half.  A committer's own
+ * value of its slot's count lies in (lap bytes, lap bytes + subbuf_size]
+ * of its lap (its add is in it, and no commit of the next lap comes
+ * before this lap is delivered), and the lap bytes are a multiple of
+ * subbuf_size, so only the completing value passes; a per-CPU
+ * committer's sum may be later (another committer completed and the
+ * next lap went on), which grb__cc_complete() then tells apart.
+ */
+static inline int grb__cc_maybe_complete(const struct grb_buf *b,
+					 uint64_t cc)
+{
+	return (cc & b->sb_mask) == 0;
 }
 
 /*

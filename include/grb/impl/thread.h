@@ -71,6 +71,27 @@ static inline int grb__cpu_read(void)
 	return grb__cpu_slow();
 }
 
+/*
+ * cpu_id as the kernel last wrote it, unchecked: negative (as unsigned,
+ * huge) when the thread's rseq area is not registered, and -1 without
+ * the rseq header.  The fast path checks it against its number of
+ * buffers in one compare and leaves the rest to grb__cpu_index().
+ */
+static inline int grb__cpu_raw(void)
+{
+#ifdef GRB_HAVE_RSEQ
+	const struct rseq *rs = (const struct rseq *)(void *)
+		((char *)__builtin_thread_pointer() + __rseq_offset);
+
+	return (int32_t)__atomic_load_n(&rs->cpu_id, __ATOMIC_RELAXED);
+#else
+	return -1;
+#endif
+}
+
+/* Out of line (src/cpu.c): grb_cpu_current() if below n, else 0. */
+GRB_API unsigned int grb__cpu_index(unsigned int n);
+
 /* The CPU for the fast path (a test build may override it). */
 static inline int grb_cpu_current(void)
 {
@@ -101,8 +122,10 @@ static inline struct grb_thread_state *grb__nesting_enter(void)
 	struct grb_thread_state *self = &grb__tls;
 	uint64_t n = self->entered;
 
-	if (GRB_UNLIKELY(n - grb_load_relaxed(&self->left_remote) >=
-			 GRB_MAX_NESTING))
+	/* left_remote <= entered, so the open count is below n: only an
+	 * n at the limit needs the second load. */
+	if (GRB_UNLIKELY(n >= GRB_MAX_NESTING) &&
+	    n - grb_load_relaxed(&self->left_remote) >= GRB_MAX_NESTING)
 		return NULL;
 	self->entered = n + 1;
 	grb_signal_fence();

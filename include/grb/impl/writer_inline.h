@@ -55,6 +55,8 @@ GRB_API void grb__rseq_deliver(const struct grb_config *cfg,
 GRB_API void grb__rseq_commit_slow(const struct grb_config *cfg,
 				   struct grb_buf *buf, uint64_t pos,
 				   uint64_t add);
+GRB_API void grb__commit_slow(const struct grb_config *cfg,
+			      struct grb_buf *buf, uint64_t pos, uint64_t add);
 
 /*
  * Can this configuration's channels take the per-CPU (rseq) path?  A
@@ -76,15 +78,17 @@ static GRB_ALWAYS_INLINE int grb__rseq_cfg(const struct grb_config *cfg)
 static GRB_ALWAYS_INLINE struct grb_buf *grb__pick_buf(const struct grb_config *cfg,
 					    struct grb_channel *chan, int *cpu)
 {
-	int c = 0;
+	unsigned int c = 0;
 
 	if (cfg->alloc == GRB_ALLOC_PER_CPU) {
-		c = grb_cpu_current();
-		/* Possible CPUs are read at creation; never trust the id. */
-		if (GRB_UNLIKELY((unsigned int)c >= chan->nr_bufs))
-			c = 0;
+		/* One compare for both: a thread without rseq reads a
+		 * negative id, and possible CPUs are read at creation, so
+		 * the id is never trusted. */
+		c = (unsigned int)GRB_CPU_OVERRIDE(grb__cpu_raw());
+		if (GRB_UNLIKELY(c >= chan->nr_bufs))
+			c = grb__cpu_index(chan->nr_bufs);
 	}
-	*cpu = c;
+	*cpu = (int)c;
 	return &chan->bufs[c];
 }
 
@@ -155,23 +159,28 @@ static GRB_ALWAYS_INLINE size_t grb__slot_size(const struct grb_config *cfg,
 }
 
 /*
- * Overwrite mode, after the reservation: make sure the reader no longer
- * holds the position we write (push it), then take the slot from the
- * reader's reach (clear NOREF).  Both are a load and a compare unless this
- * record is the first of its sub-buffer to get here.
+ * Overwrite mode, after the reservation of a slot whose last byte is at
+ * position last, in ring slot `slot` (grb__slot(buf, last)): make sure the
+ * reader no longer holds the position we write (push it), then take the
+ * slot from the reader's reach (clear NOREF).  Both are a load and a
+ * compare unless this record is the first of its sub-buffer to get here.
  * Return: the physical sub-buffer to write to.
  */
-static GRB_ALWAYS_INLINE uint64_t grb__overwrite_enter(struct grb_buf *buf, uint64_t last)
+static GRB_ALWAYS_INLINE uint64_t grb__overwrite_enter(struct grb_buf *buf,
+						       uint64_t slot,
+						       uint64_t last)
 {
-	uint64_t slot = grb__slot(buf, last);
 	uint64_t id;
 
 	/*
-	 * Relaxed: consumed only grows, so a stale value is smaller and
+	 * grb__lap_ahead(buf, last, consumed), in fewer instructions:
+	 * consumed is always a sub-buffer start (grb_buf_validate() checks
+	 * it), so last's sub-buffer is a lap ahead of it exactly when last
+	 * is.  Relaxed: consumed only grows, so a stale value is smaller and
 	 * only sends us to grb__push_reader(), which loads it with acquire.
 	 */
-	if (GRB_UNLIKELY(grb__lap_ahead(buf, last,
-			grb_load_relaxed(&buf->shm->consumed))))
+	if (GRB_UNLIKELY(last - grb_load_relaxed(&buf->shm->consumed) >=
+			 buf->buf_size))
 		grb__push_reader(buf, last);
 	GRB_HOOK(GRB_HOOK_ENTER_PUSHED);
 	/* Pairs with the release of the reader's swaps (src/overwrite.c). */
@@ -183,24 +192,26 @@ static GRB_ALWAYS_INLINE uint64_t grb__overwrite_enter(struct grb_buf *buf, uint
 
 /*
  * Fill a context for the slot [begin, end) held in physical sub-buffer
- * phys, pre bytes of padding before the record header: where to write,
- * and what grb_commit() adds to and compares with.  The fast path and the
- * slow path (src/reserve.c) both end with it.
+ * phys of ring slot `slot`, starting at byte off of its sub-buffer, pre
+ * bytes of padding before the record header: where to write, and what
+ * grb_commit() adds to and compares with.  The fast path and the slow
+ * path (src/reserve.c) both end with it; the caller passes slot and off,
+ * which it has computed already.
  */
 static GRB_ALWAYS_INLINE void grb__ctx_fill(const struct grb_buf *buf,
 					    struct grb_ctx *ctx,
 					    uint64_t begin, uint64_t end,
-					    size_t pre, uint64_t phys)
+					    uint64_t off, size_t pre,
+					    uint64_t slot, uint64_t phys)
 {
-	char *base = buf->data + (phys << buf->subbuf_order) +
-		grb__subbuf_offset(buf, begin);
+	char *base = buf->data + (phys << buf->subbuf_order) + off;
 
 	ctx->pre_offset = begin;
 	ctx->end = end;
 	ctx->slot_size = (size_t)(end - begin);
 	ctx->wptr = base + pre;
 	ctx->wend = base + (end - begin);
-	ctx->cc = &buf->hot[grb__slot(buf, begin)].cc;
+	ctx->cc = &buf->hot[slot].cc;
 	ctx->cc_done = grb__lap_bytes(buf, begin) + buf->subbuf_size;
 }
 
@@ -225,8 +236,8 @@ static GRB_ALWAYS_INLINE int grb_reserve(const struct grb_config *cfg,
 {
 	struct grb_thread_state *owner;
 	struct grb_buf *buf;
-	uint64_t o_begin, o_end, phys, ts;
-	size_t off, pre, size;
+	uint64_t o_begin, o_end, off, slot, phys, ts;
+	size_t pre, size;
 	unsigned int rflags = 0;
 	int cpu, rseq;
 	/* Before the fence in grb__nesting_enter(): see grb__slot_size(). */
@@ -256,20 +267,27 @@ static GRB_ALWAYS_INLINE int grb_reserve(const struct grb_config *cfg,
 	ctx->timestamp = ts;
 	ctx->rflags = rflags;
 	off = grb__subbuf_offset(buf, o_begin);
-	rseq = grb__rseq_cfg(cfg) && buf->rseq;
-	/* blocked: relaxed, as grb_buf_record_disable() says why; the
-	 * per-CPU path checks it inside its critical section. */
+	/*
+	 * A per-CPU configuration inlines the per-CPU path only; its
+	 * channels that fell back (buf->rseq 0) reserve and commit out of
+	 * line, with the atomic protocol (docs/design.md section 25.5).
+	 * blocked: relaxed, as grb_buf_record_disable() says why; the
+	 * per-CPU path checks it inside its critical section.
+	 */
+	rseq = grb__rseq_cfg(cfg);
 	if (GRB_UNLIKELY(off == 0 ||
-			 (!rseq && grb_load_relaxed(&buf->shm->blocked))))
+			 (rseq ? !buf->rseq :
+			  grb_load_relaxed(&buf->shm->blocked) != 0)))
 		return grb__reserve_slow_copy(cfg, buf, ctx);
 	size = grb__slot_size(cfg, off, ctx, dsize, align, &pre);
 	/*
 	 * ">=": a record that exactly fills the sub-buffer closes it.  The
-	 * data_size test keeps a huge size from wrapping the sum; the slow
-	 * path refuses it.
+	 * data_size test keeps a huge size from wrapping the sum (against
+	 * a constant, so that a constant size folds it away); the slow path
+	 * refuses a record too big for the sub-buffer.
 	 */
 	if (GRB_UNLIKELY(size >= buf->subbuf_size - off ||
-			 dsize >= buf->subbuf_size || size == 0))
+			 dsize >= GRB_SUBBUF_SIZE_MAX || size == 0))
 		return grb__reserve_slow_copy(cfg, buf, ctx);
 	o_end = o_begin + size;
 	if (grb__journaled(cfg) && ctx->jent)
@@ -307,11 +325,14 @@ static GRB_ALWAYS_INLINE int grb_reserve(const struct grb_config *cfg,
 		return grb__reserve_slow_copy(cfg, buf, ctx);
 	GRB_HOOK(GRB_HOOK_RESERVE_DONE);
 	grb__save_timestamp(cfg, buf, ts);
+	/* One slot for o_begin and o_end - 1: the record did not reach
+	 * the end of the sub-buffer. */
+	slot = grb__slot(buf, o_begin);
 	if (cfg->mode == GRB_MODE_OVERWRITE)
-		phys = grb__overwrite_enter(buf, o_end - 1);
+		phys = grb__overwrite_enter(buf, slot, o_end - 1);
 	else
-		phys = grb__slot(buf, o_begin);
-	grb__ctx_fill(buf, ctx, o_begin, o_end, pre, phys);
+		phys = slot;
+	grb__ctx_fill(buf, ctx, o_begin, o_end, off, pre, slot, phys);
 	if (grb__journaled(cfg) && ctx->jent)
 		grb__journal_set(ctx->jent, GRB_J_OWNED);
 	return 0;
@@ -381,7 +402,8 @@ static GRB_ALWAYS_INLINE void grb__commit_rseq(const struct grb_config *cfg,
 	/* Acquire, as in grb__rseq_commit_slow(): pairs with the other
 	 * committers' release, for the delivery this commit may make. */
 	sum = grb_load_acquire(&hot->cc_local) + grb_load_acquire(&hot->cc);
-	if (GRB_UNLIKELY(((sum - ctx->cc_done) & GRB_CC_BYTES_MASK) == 0))
+	if (GRB_UNLIKELY(grb__cc_maybe_complete(ctx->buf, sum)) &&
+	    grb__cc_complete(ctx->buf, sum, ctx->end - 1))
 		grb__rseq_deliver(cfg, ctx->buf, sum, ctx->end - 1);
 }
 #endif
@@ -397,12 +419,13 @@ static GRB_ALWAYS_INLINE void grb_commit(const struct grb_config *cfg,
 	if (grb__journaled(cfg) && ctx->jent)
 		grb__journal_set(ctx->jent, GRB_J_COMMITTING);
 	GRB_HOOK(GRB_HOOK_COMMIT_BEFORE);
-	if (grb__rseq_cfg(cfg) && ctx->buf->rseq) {
+	if (grb__rseq_cfg(cfg)) {
 #ifdef GRB_RSEQ_ASM
-		grb__commit_rseq(cfg, ctx, add);
-#else
-		grb__rseq_commit_slow(cfg, ctx->buf, ctx->end - 1, add);
+		if (GRB_LIKELY(ctx->buf->rseq))
+			grb__commit_rseq(cfg, ctx, add);
+		else
 #endif
+			grb__commit_slow(cfg, ctx->buf, ctx->end - 1, add);
 		goto committed;
 	}
 	/*
@@ -417,8 +440,8 @@ static GRB_ALWAYS_INLINE void grb_commit(const struct grb_config *cfg,
 	 */
 	cc = grb_fetch_add_seq_cst(ctx->cc, add) + add;
 	GRB_HOOK(GRB_HOOK_COMMIT_AFTER);
-	/* Same test as grb__cc_complete(), with its operands from reserve. */
-	if (GRB_UNLIKELY(((cc - ctx->cc_done) & GRB_CC_BYTES_MASK) == 0))
+	if (GRB_UNLIKELY(grb__cc_maybe_complete(ctx->buf, cc)) &&
+	    grb__cc_complete(ctx->buf, cc, ctx->end - 1))
 		grb__deliver(cfg, ctx->buf, cc, ctx->end - 1);
 committed:
 	/* After the delivery: a recoverer must not deliver it again. */
