@@ -33,6 +33,7 @@ checks=(
   "mutant-no-cas       fail safety   -DOVERWRITE=1 -DMUTANT_NO_CAS"
   "mutant-deliver-early fail safety  -DOVERWRITE=0 -DMUTANT_DELIVER_EARLY"
   "mutant-no-noref     fail safety   -DOVERWRITE=1 -DMUTANT_NO_NOREF_CLEAR"
+  "mutant-enter-no-push fail safety  -DOVERWRITE=1 -DMUTANT_ENTER_NO_PUSH"
   "laps-overwrite      pass safety   -DOVERWRITE=1 -DSBSIZE=2 -DSIZE_B=1"
   "mutant-push-count   fail safety   -DOVERWRITE=1 -DSBSIZE=2 -DSIZE_B=1 -DMUTANT_PUSH_COUNTS_ALWAYS"
   "mutant-claim-no-cas fail safety   -DOVERWRITE=1 -DSBSIZE=2 -DSIZE_B=1 -DMUTANT_CLAIM_NO_CAS"

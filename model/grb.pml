@@ -1076,16 +1076,29 @@ inline push(p)
 	od
 }
 
-/* grb__overwrite_enter(): push, then take the slot from the reader. */
+/*
+ * grb__overwrite_enter(): one load of the id word.  NOREF clear: a writer
+ * of this lap has entered the slot, and it pushed the reader before it
+ * cleared NOREF, so there is nothing left to do (design.md section 8).
+ * NOREF set: push, then take the slot from the reader.
+ */
 inline enter(p, ph)
 {
 #if OVERWRITE
-	push(p);
-#ifdef MUTANT_NO_NOREF_CLEAR
-	ph = id_idx[SLOT(p)];
-#else
-	atomic { id_noref[SLOT(p)] = 0; ph = id_idx[SLOT(p)] }
+	if
+	:: atomic { !id_noref[SLOT(p)] -> ph = id_idx[SLOT(p)] }
+	:: else ->
+		/* (Mutant: the writer that finds NOREF set skips the push
+		 * too.) */
+#ifndef MUTANT_ENTER_NO_PUSH
+		push(p);
 #endif
+#ifdef MUTANT_NO_NOREF_CLEAR
+		ph = id_idx[SLOT(p)]
+#else
+		atomic { id_noref[SLOT(p)] = 0; ph = id_idx[SLOT(p)] }
+#endif
+	fi
 #else
 	ph = SLOT(p);
 #endif

@@ -271,7 +271,7 @@ static const struct {
 	{ GRB_HOOK_DELIVER_META, -1, 4 },
 	{ GRB_HOOK_DELIVER_PUBLISH, -1, 4 },
 	{ GRB_HOOK_FLUSH_LOADED, 0, 6 },
-	{ GRB_HOOK_ENTER_PUSHED, 1, 400 },
+	{ GRB_HOOK_ENTER_PUSHED, 1, 8 },
 	{ GRB_HOOK_PUSH_BEFORE_CAS, 1, 8 },
 };
 #define NPOINTS (sizeof(points) / sizeof(points[0]))

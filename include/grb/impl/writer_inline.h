@@ -161,32 +161,42 @@ static GRB_ALWAYS_INLINE size_t grb__slot_size(const struct grb_config *cfg,
 /*
  * Overwrite mode, after the reservation of a slot whose last byte is at
  * position last, in ring slot `slot` (grb__slot(buf, last)): make sure the
- * reader no longer holds the position we write (push it), then take the
- * slot from the reader's reach (clear NOREF).  Both are a load and a
- * compare unless this record is the first of its sub-buffer to get here.
+ * slot is out of the reader's reach before we write to it.  One load of
+ * the id word when a writer of this lap has entered the slot already
+ * (NOREF clear); the first writer to get here pushes the reader off the
+ * position we write, then clears NOREF (src/overwrite.c).
  * Return: the physical sub-buffer to write to.
  */
 static GRB_ALWAYS_INLINE uint64_t grb__overwrite_enter(struct grb_buf *buf,
 						       uint64_t slot,
 						       uint64_t last)
 {
-	uint64_t id;
+	/* Pairs with the release of the reader's swaps and of the clear
+	 * (src/overwrite.c). */
+	uint64_t id = grb_load_acquire(&buf->ids[slot]);
 
 	/*
-	 * grb__lap_ahead(buf, last, consumed), in fewer instructions:
-	 * consumed is always a sub-buffer start (grb_buf_validate() checks
-	 * it), so last's sub-buffer is a lap ahead of it exactly when last
-	 * is.  Relaxed: consumed only grows, so a stale value is smaller and
-	 * only sends us to grb__push_reader(), which loads it with acquire.
+	 * NOREF clear: the writer that cleared it for this lap pushed the
+	 * reader first (its clear is a release after its push), and NOREF
+	 * was set by the delivery of the slot's previous lap, which came
+	 * before this reservation, so the clear we see is of this lap.
+	 * Until this lap is delivered, no swap can set it again.
 	 */
-	if (GRB_UNLIKELY(last - grb_load_relaxed(&buf->shm->consumed) >=
-			 buf->buf_size))
-		grb__push_reader(buf, last);
-	GRB_HOOK(GRB_HOOK_ENTER_PUSHED);
-	/* Pairs with the release of the reader's swaps (src/overwrite.c). */
-	id = grb_load_acquire(&buf->ids[slot]);
-	if (GRB_UNLIKELY(id & GRB_ID_NOREF))
+	if (GRB_UNLIKELY(id & GRB_ID_NOREF)) {
+		/*
+		 * grb__lap_ahead(buf, last, consumed) in fewer instructions:
+		 * consumed is always a sub-buffer start (grb_buf_validate()
+		 * checks it), so last's sub-buffer is a lap ahead of it
+		 * exactly when last is.  Relaxed: consumed only grows, so a
+		 * stale value is smaller and only sends us to
+		 * grb__push_reader(), which loads it with acquire.
+		 */
+		if (last - grb_load_relaxed(&buf->shm->consumed) >=
+		    buf->buf_size)
+			grb__push_reader(buf, last);
+		GRB_HOOK(GRB_HOOK_ENTER_PUSHED);
 		id = grb__clear_noref(buf, slot);
+	}
 	return id & GRB_ID_INDEX_MASK;
 }
 
