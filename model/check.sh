@@ -94,6 +94,12 @@ checks=(
   # live record past those it read, which only a commit's wake delivers.
   "wait-live-dis       pass safety   -DOVERWRITE=0 -DWAIT=1 -DLIVE=1 -DFLUSHER=0"
   "mutant-no-commit-wake fail=invalid safety -DOVERWRITE=0 -DWAIT=1 -DLIVE=1 -DFLUSHER=0 -DMUTANT_NO_COMMIT_WAKE"
+  # The wake-up on a per-CPU (rseq) buffer: the committer's store to
+  # cc_local may sit in CPU 0's store buffer past its load of the bit;
+  # the reader's membarrier after arming (arm_fence) drains it.
+  "rseq-live-dis       pass safety   -DOVERWRITE=0 -DLIVE=1 -DRSEQ=1 -DRSEQ_NMIG=1 -DNESTED=0"
+  "rseq-wait-live-dis  pass safety   -DOVERWRITE=0 -DWAIT=1 -DLIVE=1 -DFLUSHER=0 -DRSEQ=1 -DRSEQ_NMIG=1"
+  "mutant-rseq-no-arm-fence fail=invalid safety -DOVERWRITE=0 -DWAIT=1 -DLIVE=1 -DFLUSHER=0 -DRSEQ=1 -DRSEQ_NMIG=1 -DMUTANT_RSEQ_NO_ARM_FENCE"
   # The per-CPU write path (RSEQ, design.md section 25): critical
   # sections on CPU 0, the remote protocol, local and remote commits with
   # CPU 0's store buffer, the claim.  Writer 1's thread, with the nested

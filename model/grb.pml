@@ -353,9 +353,6 @@
 #ifndef RSEQ_FLUSH0
 #define RSEQ_FLUSH0 0
 #endif
-#if RSEQ && LIVE
-#error "the live read loads cc alone: not with RSEQ"
-#endif
 #if RSEQ_MIG < 0 || RSEQ_MIG > 2
 #error "RSEQ_MIG names writer 1 or 2, or 0 for none"
 #endif
@@ -516,6 +513,40 @@ inline unmark(ph, from, to)
 	}
 }
 
+#if RSEQ
+/*
+ * The per-CPU path (design.md section 25).  th is the running context's
+ * index in cpu[] (the writer number, 3 for the flusher, 0 for the
+ * finalizer), so ON0 says it runs on CPU 0; ME is its name in live0.
+ * Each step is a d_step: one shared access (or a section's committing
+ * instruction) and the local work on it.
+ */
+#define ON0 (cpu[th] == 0)
+#define ME (_pid + 1)
+
+/* CPU 0's pending store reaches memory. */
+inline drain()
+{
+	if
+	:: sbp ->
+		ccl_b[sbs] = sbv_b; ccl_r[sbs] = sbv_r;
+		sbp = 0; sbs = 0; sbv_b = 0; sbv_r = 0
+	:: else
+	fi
+}
+
+/* Load cc_local and add it to tb, tr (0 before, but in the sum): CPU 0
+ * forwards its pending store, elsewhere memory is read. */
+#define LOAD_CCL(s) \
+	tb = tb + ((ON0 && sbp && sbs == (s)) -> sbv_b : ccl_b[s]); \
+	tr = tr + ((ON0 && sbp && sbs == (s)) -> sbv_r : ccl_r[s])
+
+/* The same load of cc_local's bytes into lcb (the readiness check). */
+#define LCC_BYTES(s) \
+	lcb = ((ON0 && sbp && sbs == (s)) -> sbv_b : ccl_b[s])
+
+#endif
+
 /*
  * The loads of the live read and of the wake-up (LIVE, WAIT).  Each
  * step loads one shared word; the local computation on it shares its
@@ -556,7 +587,18 @@ inline live_prefix(pos)
 	if
 #ifndef MUTANT_LIVE_LATE_CC_SB
 	:: atomic { lok -> lrr = sb_r[SLOT(pos)] };
+#if RSEQ
+	   /* grb__cc_load(): cc_local, then cc (the reader runs off
+	    * CPU 0). */
+	   if
+	   :: d_step { sbp -> drain(); lcb = ccl_b[SLOT(pos)]; lcr = ccl_r[SLOT(pos)] }
+	   :: d_step { lcb = ccl_b[SLOT(pos)]; lcr = ccl_r[SLOT(pos)] }
+	   fi;
+	   atomic { lcb = lcb + cc_b[SLOT(pos)]; lcr = lcr + cc_r[SLOT(pos)];
+		    lrr = lcr - lrr };
+#else
 	   atomic { lcb = cc_b[SLOT(pos)]; lcr = cc_r[SLOT(pos)]; lrr = lcr - lrr };
+#endif
 	   atomic { LIVE_RECHECK(pos); lsz = lok * SBOFF(p1) }
 #else
 	:: atomic { lok -> lcb = cc_b[SLOT(pos)]; lcr = cc_r[SLOT(pos)] };
@@ -595,7 +637,18 @@ inline buf_ready(rdy, wm)
 		lok = (TRUNC(p1) == rc && SBOFF(p1) != 0)
 	   };
 	   if
+#if RSEQ
+	   /* grb__cc_load(): cc_local (CPU 0 forwards its pending store;
+	    * elsewhere it drains first, or not), then cc. */
+	   :: lok ->
+		if
+		:: d_step { !ON0 && sbp -> drain(); LCC_BYTES(SLOT(rc)) }
+		:: d_step { LCC_BYTES(SLOT(rc)) }
+		fi;
+		atomic { lcb = lcb + cc_b[SLOT(rc)] };
+#else
 	   :: atomic { lok -> lcb = cc_b[SLOT(rc)] };
+#endif
 	      atomic {
 		LIVE_RECHECK(rc);
 		rdy = (lok && p1 >= wm);
@@ -721,33 +774,6 @@ inline cc_complete(p)
 }
 
 #if RSEQ
-/*
- * The per-CPU path (design.md section 25).  th is the running context's
- * index in cpu[] (the writer number, 3 for the flusher, 0 for the
- * finalizer), so ON0 says it runs on CPU 0; ME is its name in live0.
- * Each step is a d_step: one shared access (or a section's committing
- * instruction) and the local work on it.
- */
-#define ON0 (cpu[th] == 0)
-#define ME (_pid + 1)
-
-/* CPU 0's pending store reaches memory. */
-inline drain()
-{
-	if
-	:: sbp ->
-		ccl_b[sbs] = sbv_b; ccl_r[sbs] = sbv_r;
-		sbp = 0; sbs = 0; sbv_b = 0; sbv_r = 0
-	:: else
-	fi
-}
-
-/* Load cc_local and add it to tb, tr (0 before, but in the sum): CPU 0
- * forwards its pending store, elsewhere memory is read. */
-#define LOAD_CCL(s) \
-	tb = tb + ((ON0 && sbp && sbs == (s)) -> sbv_b : ccl_b[s]); \
-	tr = tr + ((ON0 && sbp && sbs == (s)) -> sbv_r : ccl_r[s])
-
 /*
  * A load of cc_local from elsewhere: the pending store drains first, or
  * not.  When the store buffer drains matters only when a context
@@ -1894,9 +1920,16 @@ inline live_read()
  * buf_wait. */
 #define DELIVERED_AT(p) (sb_b[SLOT(p)] == (LAP(p) + 1) * SBSIZE)
 #define DRAINED_NOW (finalized && consumed >= TRUNC(offset))
+#if LIVE && RSEQ
+/* The bytes committed, CPU 0's pending store included: it reaches memory
+ * in a moment, and a reader asleep by then is owed the wake-up. */
+#define CC_SEEN(s) (cc_b[s] + ((sbp && sbs == (s)) -> sbv_b : ccl_b[s]))
+#elif LIVE
+#define CC_SEEN(s) cc_b[s]
+#endif
 #if LIVE
 #define LIVE_MET (TRUNC(offset) == consumed && SBOFF(offset) != 0 && \
-	cc_b[SLOT(consumed)] - LAP(consumed) * SBSIZE == SBOFF(offset) && \
+	CC_SEEN(SLOT(consumed)) - LAP(consumed) * SBSIZE == SBOFF(offset) && \
 	offset >= wake_pos)
 #else
 #define LIVE_MET 0
@@ -1939,6 +1972,13 @@ inline buf_wait(rdy)
 	   :: atomic { rdy == 0 -> wake_moved = 0 }
 	   fi;
 	   arm();
+#if RSEQ && !defined(MUTANT_RSEQ_NO_ARM_FENCE)
+	   /* src/wait.c arm_fence(): after the bit, membarrier on the
+	    * buffer's CPU, so that a commit there whose load of `waiting`
+	    * missed the bit has its store in memory for the check below.
+	    * (Mutant: no fence.) */
+	   MEMBARRIER;
+#endif
 	   buf_ready(rdy, wp);
 #endif
 	   if
@@ -1968,6 +2008,9 @@ proctype reader()
 {
 	byte c, s, P, k, n;
 	bit got;
+#if RSEQ
+	byte th = 0;                /* cpu[0]: off CPU 0, always */
+#endif
 #if WAIT
 	byte rdy, rc, wp;
 #endif
