@@ -234,6 +234,11 @@ static uint64_t run_lap(const struct grb_buf *b, uint64_t cc_prev,
 		cc += k->bytes + (k->record ? GRB_CC_RECORD : 0);
 		bytes += k->bytes;
 		records += (unsigned int)k->record;
+		/* The commit's one-AND pre-test passes exactly for the
+		 * completing value: every value a committer of this lap
+		 * holds lies in (lap bytes, lap bytes + subbuf_size]. */
+		CHECK_EQ(grb__cc_maybe_complete(b, cc),
+			 grb__cc_complete(b, cc, pos));
 		/* Any position of the sub-buffer names the same lap. */
 		if (grb__cc_complete(b, cc, pos)) {
 			completions++;
@@ -252,6 +257,32 @@ static uint64_t run_lap(const struct grb_buf *b, uint64_t cc_prev,
 	 * subbuf_size, whatever carried into the high half. */
 	CHECK_U64((cc - cc_prev - b->subbuf_size) >> 32, records);
 	return cc;
+}
+
+/*
+ * grb__cc_maybe_complete(), the commit's pre-test, over every value a
+ * committer of a lap can hold (lap bytes + 1 .. lap bytes + subbuf_size,
+ * any record count in the high half): true for the completing value only,
+ * where grb__cc_complete() is.
+ */
+static void test_cc_maybe_complete(void)
+{
+	/* Laps 0, 2^20 - 1 and 2^21 - 2: the byte half wraps past 2^32. */
+	const uint64_t step = (UINT64_C(1) << 20) - 1;
+	struct grb_buf b;
+	uint64_t lap, v, cc, pos;
+
+	mkbuf(&b, 12, 2);
+	for (lap = 0; lap <= 2 * step; lap += step) {
+		pos = lap * b.buf_size + 2 * b.subbuf_size + 5;
+		for (v = 1; v <= b.subbuf_size; v++) {
+			cc = (lap * b.subbuf_size + v) + (lap + v) * GRB_CC_RECORD;
+			CHECK_EQ(grb__cc_maybe_complete(&b, cc),
+				 v == b.subbuf_size);
+			CHECK_EQ(grb__cc_complete(&b, cc, pos),
+				 v == b.subbuf_size);
+		}
+	}
 }
 
 static void test_cc_laps(void)
@@ -380,6 +411,12 @@ static void test_struct_layout(void)
 	CHECK(offsetof(struct grb_buf_shm, records_delivered) <
 	      offsetof(struct grb_buf_shm, waiting));
 	CHECK_U64(GRB_BLOCKED_DISABLED & GRB_BLOCKED_FINALIZED, 0);
+	/* The fast path finds the current CPU's handle by a shift, and
+	 * reads what it needs from the handle's first cache line. */
+	CHECK_EQ(sizeof(struct grb_buf), GRB_BUF_HANDLE_SIZE);
+	CHECK_EQ(GRB_BUF_HANDLE_SIZE & (GRB_BUF_HANDLE_SIZE - 1), 0);
+	CHECK(offsetof(struct grb_buf, rseq) + sizeof(int) <= GRB_CACHELINE);
+	CHECK(offsetof(struct grb_buf, buf_mask) + 8 <= GRB_CACHELINE);
 	CHECK(GRB_HELD_NONE != GRB_HELD_POS && GRB_HELD_POS != GRB_HELD_NEXT &&
 	      GRB_HELD_NONE != GRB_HELD_NEXT);
 }
@@ -411,7 +448,12 @@ static void test_real_handle(const struct grb_config *cfg)
 	CHECK_EQ(b->subbuf_order, 12);
 	CHECK_EQ(b->nsb_order, 2);
 	CHECK_EQ(b->buf_order, 14);
+	CHECK_U64(b->sb_mask, 4095);
+	CHECK_U64(b->buf_mask, 16383);
 	CHECK_EQ(b->cpu, -1);
+	/* Handles are cache-line aligned (their first line is the fast
+	 * path's). */
+	CHECK_U64((uintptr_t)b % GRB_CACHELINE, 0);
 	CHECK_U64(shm->magic, GRB_SHM_MAGIC);
 	CHECK_EQ(shm->version, GRB_SHM_VERSION);
 	CHECK_EQ(shm->mode, cfg->mode);
@@ -522,6 +564,7 @@ int main(void)
 	test_positions();
 	test_id_word();
 	test_cc_word();
+	test_cc_maybe_complete();
 	test_cc_laps();
 	test_cc_carry();
 	test_struct_layout();
