@@ -122,8 +122,8 @@ static inline struct grb_thread_state *grb__nesting_enter(void)
 	struct grb_thread_state *self = &grb__tls;
 	uint64_t n = self->entered;
 
-	/* left_remote <= entered, so the open count is below n: only an
-	 * n at the limit needs the second load. */
+	/* The open count is n - left_remote, and left_remote <= n: it is
+	 * at most n, so only an n at the limit needs the second load. */
 	if (GRB_UNLIKELY(n >= GRB_MAX_NESTING) &&
 	    n - grb_load_relaxed(&self->left_remote) >= GRB_MAX_NESTING)
 		return NULL;
