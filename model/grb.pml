@@ -920,7 +920,8 @@ inline remote_cas(x, y)
 /*
  * grb__offset_cas(): the locked CAS of offset from x to y.  On CPU 0 in a
  * section (grb__rseq_cas_locked: the cpu check, then the CAS as the
- * committing step), again after an abort; elsewhere the remote protocol.
+ * committing step), again after an abort or, after any number of aborts
+ * (GRB_RSEQ_TRIES), the remote protocol; elsewhere the remote protocol.
  * Out: ok.
  */
 inline locked_cas(x, y)
@@ -938,7 +939,13 @@ inline locked_cas(x, y)
 		SECTION_END
 	      };
 	      if
-	      :: ab -> ab = 0
+	      :: ab -> ab = 0;
+		/* Retry, or (GRB_RSEQ_TRIES aborts in a row, a debugger
+		 * single-stepping) the remote protocol, from CPU 0. */
+		if
+		:: skip
+		:: remote_cas(x, y); break
+		fi
 	      :: else -> break
 	      fi
 	   :: else -> remote_cas(x, y); break
@@ -964,9 +971,22 @@ inline publish()
  * The commit add of design.md 25.4 on slot SLOT(p) (grb__commit_rseq,
  * grb__rseq_commit_slow).  Local, on CPU 0: a section of the cpu check,
  * the load of cc_local and the plain store of it plus the add (into the
- * store buffer), again after an abort.  Remote, elsewhere: the locked
- * add to cc, then membarrier.  Then the sum: out tb, tr.
+ * store buffer), again after an abort, or after any number of aborts the
+ * remote form (GRB_RSEQ_TRIES).  Remote, elsewhere: the locked add to cc,
+ * then membarrier (rcc_remote).  Then the sum: out tb, tr.
  */
+inline rcc_remote(bytes, recs)
+{
+	d_step {
+		cc_b[cs] = cc_b[cs] + bytes;
+		cc_r[cs] = cc_r[cs] + recs;
+		publish()
+	};
+#ifndef MUTANT_RSEQ_COMMIT_NO_MEMBARRIER
+	MEMBARRIER
+#endif
+}
+
 inline rcc_add(p, bytes, recs)
 {
 	cs = SLOT(p);
@@ -1000,19 +1020,16 @@ inline rcc_add(p, bytes, recs)
 	      :: else
 	      fi;
 	      if
-	      :: ab -> ab = 0
+	      :: ab -> ab = 0;
+		/* Retry, or give up after GRB_RSEQ_TRIES aborts: the
+		 * remote form, from CPU 0. */
+		if
+		:: skip
+		:: rcc_remote(bytes, recs); break
+		fi
 	      :: else -> break
 	      fi
-	   :: else ->
-		d_step {
-			cc_b[cs] = cc_b[cs] + bytes;
-			cc_r[cs] = cc_r[cs] + recs;
-			publish()
-		};
-#ifndef MUTANT_RSEQ_COMMIT_NO_MEMBARRIER
-		MEMBARRIER;
-#endif
-		break
+	   :: else -> rcc_remote(bytes, recs); break
 	   fi
 	od;
 	/* S = cc_local + cc, one load each: cc_local first, as the C code

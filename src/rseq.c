@@ -18,6 +18,17 @@
 #include "grb/writer.h"
 #include "grb/impl/rseq.h"
 
+/*
+ * How many times in a row the slow paths run a section on the buffer's
+ * CPU before they take the remote form.  A section aborts when its thread
+ * is preempted, migrated or signalled in it, which a retry gets past; but
+ * a debugger single-stepping the thread stops it after every instruction,
+ * each stop aborts the section, and a section would never complete.  The
+ * remote forms (design.md 25.3, 25.4) are correct from any CPU, the
+ * buffer's own included, and complete under single-stepping.
+ */
+#define GRB_RSEQ_TRIES 16
+
 #if defined(__SANITIZE_THREAD__)
 #define GRB_TSAN 1
 #elif defined(__has_feature)
@@ -173,13 +184,16 @@ void grb__remote_exit(struct grb_buf *buf)
 int grb__offset_cas(struct grb_buf *buf, uint64_t *old, uint64_t new_pos)
 {
 #ifdef GRB_RSEQ_ASM
+	unsigned int tries = 0;
 	struct rseq *rs;
 	int ok, r;
 
 	if (buf->rseq) {
 		rs = grb__rseq_area();
-		/* On the buffer's CPU: a locked CAS inside a section. */
-		while (grb__rseq_cpu(rs) == buf->cpu) {
+		/* On the buffer's CPU: a locked CAS inside a section (a
+		 * bounded number of times: see GRB_RSEQ_TRIES). */
+		while (grb__rseq_cpu(rs) == buf->cpu &&
+		       tries++ < GRB_RSEQ_TRIES) {
 			r = grb__rseq_cas_locked(rs, (uint32_t)buf->cpu,
 						 &buf->shm->offset, *old,
 						 new_pos);
@@ -191,7 +205,8 @@ int grb__offset_cas(struct grb_buf *buf, uint64_t *old, uint64_t new_pos)
 				return 0;
 			}
 		}
-		/* Elsewhere: the remote protocol. */
+		/* Elsewhere, or aborted every time: the remote protocol,
+		 * which is correct from any CPU, this one included. */
 		grb__remote_enter(buf);
 		ok = grb_cas_acq_rel(&buf->shm->offset, old, new_pos);
 		grb__remote_exit(buf);
@@ -240,14 +255,18 @@ void grb__rseq_commit_slow(const struct grb_config *cfg, struct grb_buf *buf,
 #ifdef GRB_RSEQ_ASM
 	struct rseq *rs = grb__rseq_area();
 
-	/* Still (or again) on the buffer's CPU: the local add. */
-	while (grb__rseq_cpu(rs) == buf->cpu)
+	unsigned int tries = 0;
+
+	/* Still (or again) on the buffer's CPU: the local add, a bounded
+	 * number of times (GRB_RSEQ_TRIES). */
+	while (grb__rseq_cpu(rs) == buf->cpu && tries++ < GRB_RSEQ_TRIES)
 		if (grb__rseq_add(rs, (uint32_t)buf->cpu, &hot->cc_local,
 				  add) == GRB_RSEQ_OK)
 			goto check;
 #endif
 	/*
-	 * Remote: the atomic add, then the fence.  After it, a local
+	 * Remote (elsewhere, or aborted every time on this CPU, where it is
+	 * as correct): the atomic add, then the fence.  After it, a local
 	 * commit's store to cc_local is visible to the loads below, or that
 	 * commit had not run yet and its own load of cc sees this add: one
 	 * of the two sees the lap complete (design.md section 25.4).

@@ -211,8 +211,11 @@ struct grb_config {
  * the atomic path (same records, same guarantees) when this machine,
  * process or build cannot: grb_channel_write_path() says which path a
  * channel took and why (grb/channel.h).  Writers may still migrate,
- * nest in signal handlers, and commit from another thread or CPU; those
- * rare cases, and flushes, cost a system call (membarrier) instead.
+ * nest in signal handlers, commit from another thread or CPU, and be
+ * single-stepped by a debugger; those rare cases, and flushes, cost a
+ * system call (membarrier) instead.  The inline code of such a
+ * configuration holds the per-CPU path only: on a channel that fell back,
+ * each reserve and commit is a call into the library.
  */
 #define GRB_CONFIG_SYNC_PER_CPU 2u
 
