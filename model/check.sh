@@ -115,6 +115,10 @@ checks=(
   "rseq-mig-dis        pass safety   -DOVERWRITE=0 -DRSEQ=1 -DNESTED=0 -DSIZE_B=1 -DRSEQ_MIG=2"
   "rseq-try-discard-dis pass safety  -DOVERWRITE=0 -DRSEQ=1 -DTRY_DISCARD=1 -DFLUSHER=0 -DRSEQ_MIG=2"
   "rseq-progress-dis   pass progress -DOVERWRITE=0 -DRSEQ=1 -DNESTED=0 -DSIZE_B=1 -DFLUSH_EMPTY=0 -DRSEQ_MIG=2 -DRSEQ_NMIG=1"
+  # A writer on CPU 0 that gives up retrying its sections (a debugger
+  # single-stepping it) and takes the remote forms.
+  "rseq-giveup-dis     pass safety   -DOVERWRITE=0 -DRSEQ=1 -DNESTED=0 -DSIZE_B=1 -DRSEQ_MIG=2 -DRSEQ_GIVEUP=1"
+  "rseq-giveup-ovw     pass safety   -DOVERWRITE=1 -DRSEQ=1 -DNESTED=0 -DSIZE_B=1 -DRSEQ_MIG=2 -DRSEQ_GIVEUP=1"
   "mutant-rseq-no-abort fail=n_ok== safety -DOVERWRITE=0 -DRSEQ=1 -DNESTED=0 -DSIZE_B=1 -DFLUSH_EMPTY=0 -DRSEQ_MIG=2 -DRSEQ_NMIG=1 -DMUTANT_RSEQ_NO_ABORT"
   "mutant-rseq-no-blocked-check fail=n_ok== safety -DOVERWRITE=0 -DRSEQ=1 -DNESTED=0 -DSIZE_B=1 -DFLUSH_EMPTY=0 -DRSEQ_MIG=2 -DRSEQ_NMIG=1 -DMUTANT_RSEQ_NO_BLOCKED_CHECK"
   "mutant-rseq-remote-no-membarrier fail=n_ok== safety -DOVERWRITE=0 -DRSEQ=1 -DNESTED=0 -DSIZE_B=1 -DFLUSH_EMPTY=0 -DRSEQ_MIG=2 -DRSEQ_NMIG=1 -DMUTANT_RSEQ_REMOTE_NO_MEMBARRIER"
@@ -144,6 +148,8 @@ if [ "${GRB_MODEL_LONG:-0}" = 1 ]; then
     "wait-nested-dis     pass safety   -DOVERWRITE=0 -DWAIT=1 -DFLUSH_EMPTY=0"
     "wait-live-flush-dis pass safety   -DOVERWRITE=0 -DWAIT=1 -DLIVE=1 -DNESTED=0 -DFLUSH_EMPTY=0"
     "live-discard-full-dis pass safety -DOVERWRITE=0 -DLIVE=1 -DTRY_DISCARD=1"
+    "rseq-giveup-nested-ovw pass safety -DOVERWRITE=1 -DRSEQ=1 -DFLUSH_EMPTY=0 -DRSEQ_NMIG=1 -DRSEQ_GIVEUP=1"
+    "rseq-giveup-nested-dis pass safety -DOVERWRITE=0 -DRSEQ=1 -DFLUSH_EMPTY=0 -DRSEQ_NMIG=1 -DRSEQ_FLUSH0=1 -DRSEQ_GIVEUP=1"
     "rseq-full-ovw       pass safety   -DOVERWRITE=1 -DRSEQ=1"
     "rseq-full-dis       pass safety   -DOVERWRITE=0 -DRSEQ=1"
     "rseq-mig-ovw        pass safety   -DOVERWRITE=1 -DRSEQ=1 -DNESTED=0 -DSIZE_B=1 -DRSEQ_MIG=2"

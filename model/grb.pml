@@ -349,6 +349,12 @@
 #ifndef RSEQ_PREEMPT
 #define RSEQ_PREEMPT 1
 #endif
+/* May a context on CPU 0 give up retrying a section after an abort and
+ * take the remote form (GRB_RSEQ_TRIES in src/rseq.c)?  It multiplies
+ * the state space by 3 to 10, so the runs that check it say so. */
+#ifndef RSEQ_GIVEUP
+#define RSEQ_GIVEUP 0
+#endif
 /* Does the flusher run on CPU 0 (a flush may run on any thread)? */
 #ifndef RSEQ_FLUSH0
 #define RSEQ_FLUSH0 0
@@ -944,7 +950,7 @@ inline locked_cas(x, y)
 		 * single-stepping) the remote protocol, from CPU 0. */
 		if
 		:: skip
-		:: remote_cas(x, y); break
+		:: RSEQ_GIVEUP -> remote_cas(x, y); break
 		fi
 	      :: else -> break
 	      fi
@@ -1025,7 +1031,7 @@ inline rcc_add(p, bytes, recs)
 		 * remote form, from CPU 0. */
 		if
 		:: skip
-		:: rcc_remote(bytes, recs); break
+		:: RSEQ_GIVEUP -> rcc_remote(bytes, recs); break
 		fi
 	      :: else -> break
 	      fi
