@@ -230,11 +230,14 @@ struct grb_buf_stats {
 	 * remote_commits: commits (of records, or of a sub-buffer's header
 	 * or padding) made off the buffer's CPU: by a writer that migrated
 	 * between reserve and commit, by another thread it handed the
-	 * context to, by a flush, or by a thread without rseq.
+	 * context to, by a flush, or by a thread without rseq; and, on the
+	 * buffer's CPU, by a thread whose section aborted 16 times in a
+	 * row (a debugger single-stepping it).
 	 * remote_moves: write-position moves by the remote protocol: every
-	 * flush that moves the position, from whatever CPU, and discards
-	 * and reservations made off the buffer's CPU.  Each one cost a
-	 * membarrier() system call (docs/design.md section 25).
+	 * flush that moves the position, from whatever CPU, discards and
+	 * reservations made off the buffer's CPU, and reservations that
+	 * gave up after 16 aborts as above.  Each one cost a membarrier()
+	 * system call (docs/design.md section 25).
 	 */
 	uint64_t remote_commits;
 	uint64_t remote_moves;
