@@ -528,7 +528,7 @@ void bench_ctf_run(const struct bench_opts *o)
 		return;
 	}
 	for (i = 0; i < NR_VARIANTS; i++) {
-		if (variants[i].clock == GRB_CTF_CLOCK_TSC && !BENCH_HAVE_TSC)
+		if (variants[i].clock == GRB_CTF_CLOCK_TSC && !bench_have_tsc())
 			continue;
 		/* --quick: the one size LTTng-UST runs then. */
 		for (s = 0; s < BENCH_NR_SUBBUFS; s++)

@@ -88,7 +88,7 @@ static const struct {
 	{ "mono", "clock_gettime(MONOTONIC) + 16-byte store",
 	  bench_floor_mono, 0 },
 	{ "rdtsc", "rdtsc + 16-byte store", bench_floor_rdtsc, 1 },
-	{ "rdtscp", "rdtscp + 16-byte store", bench_floor_rdtscp, 1 },
+	{ "rdtscp", "rdtscp + 16-byte store", bench_floor_rdtscp, 2 },
 	{ "cas", "lock cmpxchg + 16-byte store", bench_floor_cas, 0 },
 	{ "store", "16-byte store alone", bench_floor_store, 0 },
 };
@@ -119,7 +119,9 @@ void bench_floor_run(const struct bench_opts *o)
 		struct bench_row *row;
 		double ns[64];
 
-		if (floors[i].tsc && !BENCH_HAVE_TSC)
+		/* tsc: 1 reads rdtsc, 2 rdtscp (bench/clock.h). */
+		if ((floors[i].tsc && !BENCH_HAVE_TSC) ||
+		    (floors[i].tsc == 2 && !bench_have_tsc()))
 			continue;
 		bench_loop_wall(floors[i].fn, &st, o->n_warm, &l);
 		for (k = 0; k < o->runs; k++) {

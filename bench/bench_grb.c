@@ -483,7 +483,7 @@ void bench_grb_overwrite(const struct bench_opts *o)
 
 	for (i = 0; i < sizeof(ids) / sizeof(ids[0]); i++) {
 		v = variant_of(ids[i]);
-		if (v->cfg == &cfg_ow_tsc && !BENCH_HAVE_TSC)
+		if (v->cfg == &cfg_ow_tsc && !bench_have_tsc())
 			continue;
 		for (s = 0; s < BENCH_NR_SUBBUFS; s++)
 			overwrite_alone(o, v, o->subbufs[s]);

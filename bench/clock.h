@@ -15,6 +15,8 @@
 #include <stdint.h>
 #include <time.h>
 
+#include "machine.h"
+
 static inline uint64_t bench_clock_mono(void)
 {
 	struct timespec ts;
@@ -53,5 +55,16 @@ static inline uint64_t bench_rdtscp(void)
 	return bench_clock_mono();
 }
 #endif
+
+/*
+ * Can the TSC rows run?  x86 whose flags in /proc/cpuinfo say rdtscp:
+ * some virtual machines run rdtscp without reporting it, and valgrind
+ * (section 4) then stops the program with SIGILL, so the rows are
+ * skipped, as the CTF client refuses its TSC clock there.
+ */
+static inline int bench_have_tsc(void)
+{
+	return BENCH_HAVE_TSC && bench_cpu_flag("rdtscp");
+}
 
 #endif /* BENCH_CLOCK_H */

@@ -36,6 +36,31 @@ static void cpuinfo_field(const char *key, char *dst, size_t cap)
 	fclose(f);
 }
 
+int bench_cpu_flag(const char *flag)
+{
+	FILE *f = fopen("/proc/cpuinfo", "re");
+	static char line[16384];
+	size_t n = strlen(flag);
+	int found = 0;
+
+	if (!f)
+		return 0;
+	while (fgets(line, sizeof(line), f)) {
+		const char *p = line;
+
+		if (strncmp(line, "flags", 5) != 0)
+			continue;
+		while (!found && (p = strstr(p, flag)) != NULL) {
+			found = p[-1] == ' ' &&
+				(p[n] == ' ' || p[n] == '\n' || p[n] == '\0');
+			p += n;
+		}
+		break;
+	}
+	fclose(f);
+	return found;
+}
+
 void bench_machine_read(struct bench_machine *m)
 {
 	struct utsname u;

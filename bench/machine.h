@@ -19,4 +19,7 @@ struct bench_machine {
 
 void bench_machine_read(struct bench_machine *m);
 
+/* Is @flag a whole word of the first "flags" line of /proc/cpuinfo? */
+int bench_cpu_flag(const char *flag);
+
 #endif /* BENCH_MACHINE_H */

@@ -32,6 +32,7 @@
 #include <string.h>
 
 #include "bench.h"
+#include "clock.h"
 #include "report.h"
 #include "util.h"
 
@@ -367,7 +368,12 @@ void bench_targets_eval(const struct bench_opts *o)
 	       cas = v("floor/cas");
 
 	t1(o, "T1 ts vs floor", "grb-mono", "mono", "ts=clock_gettime");
-	t1(o, "T1' rdtscp vs floor", "grb-tsc", "rdtscp", "ts=rdtscp");
+	if (bench_have_tsc())
+		t1(o, "T1' rdtscp vs floor", "grb-tsc", "rdtscp", "ts=rdtscp");
+	else if (nr_lines < MAX_LINES)
+		snprintf(lines[nr_lines++], sizeof(lines[0]),
+			 "  T1' rdtscp vs floor: not measured, this CPU does "
+			 "not report rdtscp (bench/clock.h)");
 	t2(o);
 	t3(o);
 	t4(o);

@@ -38,9 +38,31 @@ uint64_t grb__ctf_clock_tsc(void)
 	return (uint64_t)hi << 32 | lo;
 }
 
+/* Is @flag a whole word of /proc/cpuinfo's flags line @line? */
+static int has_flag(const char *line, const char *flag)
+{
+	size_t n = strlen(flag);
+	const char *p = line;
+
+	while ((p = strstr(p, flag)) != NULL) {
+		if (p > line && p[-1] == ' ' &&
+		    (p[n] == ' ' || p[n] == '\n' || p[n] == '\0'))
+			return 1;
+		p += n;
+	}
+	return 0;
+}
+
+/*
+ * What Linux says of the CPU: rdtscp, and a TSC that neither changes
+ * rate nor stops.  Linux's flags, not CPUID: some virtual machines run
+ * rdtscp without reporting it, and valgrind's CPUID reports it whether
+ * or not the CPU underneath has it, then stops the program with SIGILL
+ * when it is not reported there.
+ */
 static int tsc_invariant(void)
 {
-	char line[4096];
+	char line[8192];
 	int ok = 0;
 	FILE *f = fopen("/proc/cpuinfo", "r");
 
@@ -49,7 +71,9 @@ static int tsc_invariant(void)
 	while (fgets(line, sizeof(line), f)) {
 		if (strncmp(line, "flags", 5))
 			continue;
-		ok = strstr(line, " constant_tsc") && strstr(line, " nonstop_tsc");
+		ok = has_flag(line, "rdtscp") &&
+			has_flag(line, "constant_tsc") &&
+			has_flag(line, "nonstop_tsc");
 		break;
 	}
 	fclose(f);

@@ -86,8 +86,8 @@ enum grb_ctf_clock {
 	/* CLOCK_MONOTONIC in nanoseconds (vDSO clock_gettime). */
 	GRB_CTF_CLOCK_MONOTONIC = 0,
 	/* The time-stamp counter (rdtscp), its frequency measured against
-	 * CLOCK_MONOTONIC at creation.  x86-64 with an invariant TSC only
-	 * (-ENOTSUP otherwise). */
+	 * CLOCK_MONOTONIC at creation.  x86-64 whose CPU reports rdtscp
+	 * (CPUID) and an invariant TSC only (-ENOTSUP otherwise). */
 	GRB_CTF_CLOCK_TSC = 1,
 };
 
@@ -159,7 +159,8 @@ struct grb_ctf_attr {
  * Return: 0, or
  *  -EINVAL   NULL, a bad name, alloc, mode or clock, or what
  *            grb_channel_create() refuses (geometry);
- *  -ENOTSUP  GRB_CTF_CLOCK_TSC on a machine without an invariant TSC;
+ *  -ENOTSUP  GRB_CTF_CLOCK_TSC on a machine without an invariant TSC or
+ *            whose CPU does not report rdtscp;
  *  -EEXIST   a stream, buffer or metadata file is already there (a
  *            trace or tracer: nothing of it is touched);
  *  -ENOMEM, or the errno of mkdir, open, write or pthread_create.

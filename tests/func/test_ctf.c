@@ -1175,11 +1175,26 @@ static int try_create(const struct grb_ctf_attr *a)
 	return ret;
 }
 
-/* What Linux reports of an invariant TSC. */
+/* Is @w a whole word of @line? */
+static int word_in(const char *line, const char *w)
+{
+	size_t n = strlen(w);
+	const char *p = line;
+
+	while ((p = strstr(p, w)) != NULL) {
+		if (p > line && p[-1] == ' ' &&
+		    (p[n] == ' ' || p[n] == '\n' || p[n] == '\0'))
+			return 1;
+		p += n;
+	}
+	return 0;
+}
+
+/* What Linux reports of rdtscp and of an invariant TSC. */
 static int tsc_invariant(void)
 {
 #if defined(__x86_64__)
-	char line[8192];
+	static char line[16384];
 	FILE *f = fopen("/proc/cpuinfo", "r");
 	int ok = 0;
 
@@ -1187,7 +1202,8 @@ static int tsc_invariant(void)
 	while (fgets(line, sizeof(line), f)) {
 		if (strncmp(line, "flags", 5))
 			continue;
-		ok = strstr(line, " constant_tsc") && strstr(line, " nonstop_tsc");
+		ok = word_in(line, "rdtscp") && word_in(line, "constant_tsc") &&
+			word_in(line, "nonstop_tsc");
 		break;
 	}
 	fclose(f);
