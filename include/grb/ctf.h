@@ -295,7 +295,12 @@ struct grb_ctf_stats {
  * grb_ctf_stop - end of tracing: flush every buffer, drain it into the
  * stream files, and end each stream with a packet that carries the final
  * events_discarded (so every refused event is reported), then stop the
- * writer thread and finalize the channel.
+ * writer thread and finalize the channel.  With attr.shm_dir there is no
+ * writer thread: it flushes the active packets and finalizes, and a
+ * consumer (grb-consumerd --attach) drains them; events refused after a
+ * stream's last packet closed, while every sub-buffer waited for that
+ * consumer, are then counted in grb_ctf_stats.events_discarded but carried
+ * by no packet (a known gap: no trailing empty packet is written there).
  * Return: 0; -EALREADY when stopped already; -EINVAL for NULL; the
  * errno of a write that failed (the trace then ends at the last packet
  * written whole).
