@@ -51,7 +51,7 @@ int bench_cpu_flag(const char *flag)
 		if (strncmp(line, "flags", 5) != 0)
 			continue;
 		while (!found && (p = strstr(p, flag)) != NULL) {
-			found = p[-1] == ' ' &&
+			found = p > line && p[-1] == ' ' &&
 				(p[n] == ' ' || p[n] == '\n' || p[n] == '\0');
 			p += n;
 		}

@@ -86,8 +86,9 @@ enum grb_ctf_clock {
 	/* CLOCK_MONOTONIC in nanoseconds (vDSO clock_gettime). */
 	GRB_CTF_CLOCK_MONOTONIC = 0,
 	/* The time-stamp counter (rdtscp), its frequency measured against
-	 * CLOCK_MONOTONIC at creation.  x86-64 whose CPU reports rdtscp
-	 * (CPUID) and an invariant TSC only (-ENOTSUP otherwise). */
+	 * CLOCK_MONOTONIC at creation.  x86-64 only, where Linux's CPU
+	 * flags (/proc/cpuinfo) list rdtscp, constant_tsc and nonstop_tsc
+	 * (-ENOTSUP otherwise). */
 	GRB_CTF_CLOCK_TSC = 1,
 };
 
