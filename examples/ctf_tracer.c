@@ -5,13 +5,16 @@
  * into a trace directory babeltrace2 reads.
  *
  *   ctf_tracer -o TRACE_DIR [-t THREADS] [-n EVENTS] [-m discard|overwrite]
- *   ctf_tracer -s SHM_DIR [-t THREADS] [-n EVENTS] [-m ...] [-w]
+ *   ctf_tracer -s SHM_DIR [-t THREADS] [-n EVENTS] [-m ...] [-w] [-f]
  *
  * -o: the tracer's own writer thread writes TRACE_DIR.  -s: the buffers
  * are files in SHM_DIR (for grb-consumerd --attach SHM_DIR/ctf, or
  * grb-crash after a crash); with -w the program waits for SIGUSR1 before
  * writing and again before it removes them, so that a consumer can
- * attach and finish.  Prints "written N discarded D" at the end.
+ * attach and finish.  -f: the threads write twice, with a flush of every
+ * buffer in between (what a periodic flush does), so that a buffer which
+ * filled in the first round refuses the whole second one after its last
+ * packet closed.  Prints "written N discarded D" at the end.
  */
 #define _DEFAULT_SOURCE
 #include <pthread.h>
@@ -90,7 +93,7 @@ int main(int argc, char **argv)
 	struct grb_ctf_stats st;
 	pthread_t th[64];
 	long threads = 2;
-	int c, ret, wait = 0;
+	int c, ret, wait = 0, rounds = 1;
 	sigset_t set;
 
 	memset(&a, 0, sizeof(a));
@@ -100,7 +103,7 @@ int main(int argc, char **argv)
 	a.alloc = GRB_ALLOC_PER_CPU;
 	a.mode = GRB_MODE_DISCARD;
 	a.clock = GRB_CTF_CLOCK_MONOTONIC;
-	while ((c = getopt(argc, argv, "o:s:t:n:m:w")) != -1) {
+	while ((c = getopt(argc, argv, "o:s:t:n:m:wf")) != -1) {
 		switch (c) {
 		case 'o': a.trace_dir = optarg; break;
 		case 's': a.shm_dir = optarg; break;
@@ -109,9 +112,10 @@ int main(int argc, char **argv)
 		case 'm': a.mode = strcmp(optarg, "overwrite") ?
 			GRB_MODE_DISCARD : GRB_MODE_OVERWRITE; break;
 		case 'w': wait = 1; break;
+		case 'f': rounds = 2; break;
 		default:
 			fprintf(stderr, "usage: ctf_tracer -o DIR | -s DIR "
-				"[-t N] [-n N] [-m MODE] [-w]\n");
+				"[-t N] [-n N] [-m MODE] [-w] [-f]\n");
 			return 2;
 		}
 	}
@@ -137,10 +141,16 @@ int main(int argc, char **argv)
 		fflush(stdout);
 		wait_usr1();
 	}
-	for (long t = 0; t < threads; t++)
-		pthread_create(&th[t], NULL, worker, (void *)(uintptr_t)t);
-	for (long t = 0; t < threads; t++)
-		pthread_join(th[t], NULL);
+	for (int r = 0; r < rounds; r++) {
+		if (r)
+			grb_channel_flush(grb_ctf_channel(tracer),
+					  GRB_FLUSH_ACTIVE);
+		for (long t = 0; t < threads; t++)
+			pthread_create(&th[t], NULL, worker,
+				       (void *)(uintptr_t)t);
+		for (long t = 0; t < threads; t++)
+			pthread_join(th[t], NULL);
+	}
 	ret = grb_ctf_stop(tracer);
 	grb_ctf_get_stats(tracer, &st);
 	printf("written %llu discarded %llu\n",

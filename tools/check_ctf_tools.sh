@@ -2,9 +2,11 @@
 # tools/check_ctf_tools.sh CTF_TRACER GRB_CONSUMERD GRB_CRASH - the CTF
 # client's three ways out, read by babeltrace2 (and babeltrace 1.5):
 #  1. the tracer's own writer thread (ctf_tracer -o);
-#  2. buffers in shared memory drained by grb-consumerd --attach;
-#  3. a producer killed with SIGKILL, its trace rebuilt by grb-crash.
-# In 1 and 2 the events printed must be exactly the events the tracer
+#  2. buffers in shared memory drained by grb-consumerd --attach, while
+#     the producer writes and after it stopped;
+#  3. a producer killed with SIGKILL, its trace rebuilt by grb-crash:
+#     while it writes, and after it stopped (3b).
+# In 1, 2 and 3b the events printed must be exactly the events the tracer
 # says it wrote, and the discarded-events warnings must add up to what it
 # says it refused; in 3 babeltrace2 must read the rebuilt trace without
 # an error (test_ctf_crash checks that case event by event).
@@ -57,6 +59,23 @@ wait "$cons" || fail "grb-consumerd failed: $(cat "$work/consumerd.txt")"
 kill -USR1 "$PROD_PID"; wait "$PROD_PID" || fail "producer failed"
 check_counts "$work/out/ctf" "$out"
 
+# 2b. The same, but grb-consumerd attaches only after the producer has
+# stopped.  With no reader the buffers fill in the first round; -f
+# flushes them, so the whole second round is refused after each stream's
+# last packet closed, and only grb-consumerd's trailing packet
+# (grb_ctf_stream_trailer()) can report those refusals.
+mkdir "$work/shm3"
+coproc PROD { exec "$tracer" -s "$work/shm3" -t 2 -n 30000 -w -f; }
+read -r line <&"${PROD[0]}"; [ "$line" = ready ] || fail "producer: $line"
+kill -USR1 "$PROD_PID"
+read -r out <&"${PROD[0]}"
+[ "$(echo "$out" | awk '{ print $4 }')" -gt 0 ] ||
+  fail "late consumer: the producer refused nothing ($out)"
+"$consumerd" -q -t 20 -a "$work/shm3/ctf" "$work/out3" > "$work/consumerd3.txt" ||
+  fail "grb-consumerd failed: $(cat "$work/consumerd3.txt")"
+kill -USR1 "$PROD_PID"; wait "$PROD_PID" || fail "producer failed"
+check_counts "$work/out3/ctf" "$out"
+
 # 3. SIGKILL in the middle of writing, then grb-crash.
 mkdir "$work/shm2"
 "$tracer" -s "$work/shm2" -t 2 -n 100000000 -m overwrite > /dev/null &
@@ -68,3 +87,15 @@ n=$(events "$work/crash")
 [ "$n" -gt 0 ] || fail "grb-crash: no event recovered"
 babeltrace2 "$work/crash" > /dev/null || fail "babeltrace2 cannot read grb-crash's trace"
 echo "check_ctf_tools: grb-crash after SIGKILL: $n events, read by babeltrace2"
+
+# 3b. A discard-mode producer killed after it stopped, whose streams end
+# with refusals after their last packets (as in 2b): grb-crash's trace
+# must report them all too.
+mkdir "$work/shm4"
+coproc PROD { exec "$tracer" -s "$work/shm4" -t 2 -n 30000 -w -f; }
+read -r line <&"${PROD[0]}"; [ "$line" = ready ] || fail "producer: $line"
+kill -USR1 "$PROD_PID"
+read -r out <&"${PROD[0]}"
+kill -9 "$PROD_PID"; wait "$PROD_PID" 2>/dev/null || true
+"$crash" "$work/shm4/ctf" "$work/crash4" > /dev/null || fail "grb-crash failed"
+check_counts "$work/crash4" "$out"

@@ -53,7 +53,9 @@ static const char usage[] =
 "    with shm_dir, grb/ctf.h): OUTDIR/NAME is then a CTF trace, the\n"
 "    metadata (copied from DIR/NAME.metadata whenever the tracer adds an\n"
 "    event class) and one stream file NAME_CPU per buffer, which\n"
-"    `babeltrace2 OUTDIR/NAME` prints.\n"
+"    `babeltrace2 OUTDIR/NAME` prints.  A stream whose buffer refused\n"
+"    events after its last packet ends with an empty packet carrying\n"
+"    the final count, so the reader reports every discarded event.\n"
 "\n"
 "    Every period it flushes sub-buffers that stayed open a whole period,\n"
 "    from its side of the shared mapping, so records of a quiet producer\n"
@@ -96,6 +98,13 @@ static const char usage[] =
 "EXIT STATUS\n"
 "    0 when every channel was drained; 1 on an error (printed).\n";
 
+/* One stream file of a CTF trace. */
+struct ctf_stream {
+	struct grb_ctf_stream_state st;
+	/* The last packet's header, for the trailer (end_ctf()). */
+	unsigned char last[GRB_CTF_PACKET_HEADER_SIZE];
+};
+
 struct chan_state {
 	struct grb_channel *chan;
 	char name[64];
@@ -105,7 +114,7 @@ struct chan_state {
 	/* A CTF channel (grb/ctf.h): its streams' state, and the producer's
 	 * metadata file, copied into the trace whenever it changes. */
 	int ctf;
-	struct grb_ctf_stream_state *st;
+	struct ctf_stream *st;
 	char meta_src[4200];
 	struct timespec meta_mtime;
 	off_t meta_size;
@@ -172,18 +181,53 @@ static int drain_ctf(struct chan_state *cs, unsigned int i)
 		ret = grb_reader_held(buf, &sb);
 		if (!ret)
 			ret = grb_ctf_packet_fixup((void *)(uintptr_t)sb.data,
-						   sb.data_size, &cs->st[i],
+						   sb.data_size, &cs->st[i].st,
 						   NULL);
 		if (!ret)
 			ret = write_all(cs->out[i], (const char *)sb.data,
 					sb.data_size);
-		if (!ret)
+		if (!ret) {
+			memcpy(cs->st[i].last, sb.data, sizeof(cs->st[i].last));
 			cs->bytes += sb.data_size;
+		}
 		grb_reader_put_next(buf);
 		if (ret)
 			return ret;
 	}
 	return ret == -EAGAIN ? 0 : ret;
+}
+
+/*
+ * The end of a CTF trace: a stream whose buffer refused events after its
+ * last packet closed (full, waiting for us) gets one more packet, header
+ * only, that carries the final count (grb_ctf_stream_trailer()), so that
+ * a CTF reader reports every refused event.
+ */
+static int end_ctf(struct chan_state *cs)
+{
+	unsigned char trailer[GRB_CTF_PACKET_HEADER_SIZE];
+	unsigned int i, n = grb_channel_nr_bufs(cs->chan);
+	struct grb_buf_stats st;
+	int ret, err = 0;
+
+	for (i = 0; i < n; i++) {
+		grb_buf_get_stats(grb_channel_buf(cs->chan, i), &st);
+		ret = grb_ctf_stream_trailer(cs->st[i].last, &cs->st[i].st,
+					     st.lost_full + st.lost_wrap +
+					     st.lost_big + st.lost_nesting,
+					     trailer);
+		if (ret == 1) {
+			ret = write_all(cs->out[i], (const char *)trailer,
+					sizeof(trailer));
+			if (!ret)
+				cs->bytes += sizeof(trailer);
+		}
+		/* -EBADMSG: no packet came out of this buffer at all. */
+		if (ret < 0 && ret != -EBADMSG && !err)
+			err = ret;
+	}
+	atomic_store(&cs->bytes_shown, cs->bytes);
+	return err;
 }
 
 /* Copy the producer's metadata into the trace when it changed (written
@@ -328,6 +372,8 @@ static void *consume(void *arg)
 	ret = drain(cs);
 	if (!cs->err)
 		cs->err = ret;
+	if (cs->ctf && !cs->err)
+		cs->err = end_ctf(cs);
 	if (cs->err)
 		fprintf(stderr, "grb-consumerd: %s: writing: %s\n", cs->name,
 			strerror(-cs->err));
@@ -400,7 +446,7 @@ static int start_channel(struct grb_channel *chan, const char *name,
 		goto fail;
 	}
 	cs->out = (int *)calloc(n, sizeof(int));
-	cs->st = (struct grb_ctf_stream_state *)calloc(n, sizeof(*cs->st));
+	cs->st = (struct ctf_stream *)calloc(n, sizeof(*cs->st));
 	if (!cs->out || !cs->st) {
 		ret = -ENOMEM;
 		goto fail;

@@ -46,7 +46,8 @@ struct ctf_packet {
 	uint32_t cpu_id;
 } __attribute__((packed));
 
-_Static_assert(sizeof(struct ctf_packet) == 84, "packet header is 84 bytes");
+_Static_assert(sizeof(struct ctf_packet) == GRB_CTF_PACKET_HEADER_SIZE,
+	       "the packet header is GRB_CTF_PACKET_HEADER_SIZE bytes");
 
 /*
  * Class ids skip 30, the padding event's id: the class registered after

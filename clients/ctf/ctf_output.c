@@ -112,6 +112,29 @@ int grb_ctf_packet_fixup(void *packet, size_t size,
 	return 0;
 }
 
+int grb_ctf_stream_trailer(const void *last, struct grb_ctf_stream_state *s,
+			   uint64_t refused, void *out)
+{
+	struct ctf_packet h;
+
+	if (!last || !s || !out)
+		return -EINVAL;
+	memcpy(&h, last, sizeof(h));
+	if (!s->started || h.magic != CTF_MAGIC)
+		return -EBADMSG;
+	if (refused <= s->last_discarded)
+		return 0;
+	h.timestamp_begin = h.timestamp_end;
+	h.content_size = sizeof(h) * 8;
+	h.packet_size = sizeof(h) * 8;
+	h.packet_seq_num = s->next_seq;
+	h.events_discarded = refused;
+	memcpy(out, &h, sizeof(h));
+	s->last_discarded = refused;
+	s->next_seq++;
+	return 1;
+}
+
 static void drain(struct grb_ctf *t)
 {
 	unsigned int n = grb_channel_nr_bufs(t->chan);

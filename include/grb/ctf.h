@@ -80,6 +80,9 @@ struct grb_channel;
 #define GRB_CTF_ARRAY_MAX 65536u
 /* Most labels in one enumeration. */
 #define GRB_CTF_ENUM_MAX 256u
+/* Bytes of a packet's header and context: every packet starts with them,
+ * and a packet without events (grb_ctf_stream_trailer()) is just them. */
+#define GRB_CTF_PACKET_HEADER_SIZE 84u
 
 /* Clock of a trace. */
 enum grb_ctf_clock {
@@ -276,6 +279,38 @@ struct grb_ctf_stream_state {
 GRB_API int grb_ctf_packet_fixup(void *packet, size_t size,
 				 struct grb_ctf_stream_state *s, uint64_t *gap);
 
+/**
+ * grb_ctf_stream_trailer - the packet that ends a stream file whose last
+ * refused events came after its last packet, for a consumer that writes
+ * the files itself.
+ * @last: the first GRB_CTF_PACKET_HEADER_SIZE bytes of the last packet
+ *        appended to the stream, as grb_ctf_packet_fixup() left them.
+ * @s: the stream's state (the one grb_ctf_packet_fixup() kept); updated
+ *     when a trailer is made, as if it had been through the fixup.
+ * @refused: the buffer's refused events once it stops being written:
+ *           lost_full + lost_wrap + lost_big + lost_nesting of
+ *           grb_buf_get_stats() (grb_ctf_stats.events_discarded, per
+ *           buffer).
+ * @out: GRB_CTF_PACKET_HEADER_SIZE bytes; receives the trailer.
+ *
+ * A full discard-mode buffer refuses events until its reader frees a
+ * sub-buffer, so the events refused after the last packet closed are in
+ * no packet's events_discarded, and a CTF reader would never report
+ * them.  The tracer's own writer thread ends each stream with an empty
+ * packet at grb_ctf_stop(); a consumer of a shared tracer, which cannot
+ * write into the finalized buffer, makes that packet here: @last's
+ * stream, UUID and CPU, both timestamps @last's end, the next sequence
+ * number, no event, events_discarded @refused.
+ * Return: 1 when @out holds a trailer to append; 0 when none is needed
+ * (@refused is not above s->last_discarded; @out and @s untouched);
+ * -EBADMSG when no packet was appended yet (s->started is 0) or @last's
+ * magic is not CTF's; -EINVAL for a NULL argument.
+ * Context: the stream's writer, after the stream's last packet.
+ */
+GRB_API int grb_ctf_stream_trailer(const void *last,
+				   struct grb_ctf_stream_state *s,
+				   uint64_t refused, void *out);
+
 /* What a tracer's channel and writer thread counted. */
 struct grb_ctf_stats {
 	uint64_t events;             /* events committed (all buffers) */
@@ -300,8 +335,8 @@ struct grb_ctf_stats {
  * writer thread: it flushes the active packets and finalizes, and a
  * consumer (grb-consumerd --attach) drains them; events refused after a
  * stream's last packet closed, while every sub-buffer waited for that
- * consumer, are then counted in grb_ctf_stats.events_discarded but carried
- * by no packet (a known gap: no trailing empty packet is written there).
+ * consumer, are then reported by the packet the consumer appends when it
+ * ends the stream (grb_ctf_stream_trailer()).
  * Return: 0; -EALREADY when stopped already; -EINVAL for NULL; the
  * errno of a write that failed (the trace then ends at the last packet
  * written whole).

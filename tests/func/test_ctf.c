@@ -9,7 +9,8 @@
  *	write; each refusal of grb_ctf_emit() and grb_ctf_emit_raw() and
  *	the losses they report and count; stop, statistics, the channel
  *	read back by its caller, the attach configurations, the metadata
- *	loader and grb_ctf_packet_fixup().  ctest runs this mode
+ *	loader, grb_ctf_packet_fixup() and grb_ctf_stream_trailer().
+ *	ctest runs this mode
  *	(func/test_ctf).
  *
  * test_ctf events DIR OUT [--per-channel] [--all-ids]
@@ -2219,6 +2220,139 @@ static void contract_fixup(void)
 	CHECK_U64(gap, 0);
 }
 
+/* ---- contract: grb_ctf_stream_trailer -------------------------------- */
+
+static void contract_trailer_args(void)
+{
+	enum { SIZE = sizeof(struct packet_head) + 8 };
+	unsigned char last[SIZE + 1], out[GRB_CTF_PACKET_HEADER_SIZE + 2];
+	unsigned char *p = last + 1, *o = out + 1;     /* not aligned */
+	struct grb_ctf_stream_state s, s0;
+	struct packet_head h, l;
+
+	CHECK_EQ(GRB_CTF_PACKET_HEADER_SIZE, sizeof(struct packet_head));
+	memset(&s, 0, sizeof(s));
+	memset(out, 0x77, sizeof(out));
+	put_packet(p, 4, 10);
+	CHECK_EQ(grb_ctf_stream_trailer(NULL, &s, 1, o), -EINVAL);
+	CHECK_EQ(grb_ctf_stream_trailer(p, NULL, 1, o), -EINVAL);
+	CHECK_EQ(grb_ctf_stream_trailer(p, &s, 1, NULL), -EINVAL);
+	/* No packet appended yet. */
+	CHECK_EQ(grb_ctf_stream_trailer(p, &s, 11, o), -EBADMSG);
+	CHECK_EQ(grb_ctf_packet_fixup(p, SIZE, &s, NULL), 0);
+	/* Not a CTF header. */
+	p[0] ^= 1;
+	CHECK_EQ(grb_ctf_stream_trailer(p, &s, 11, o), -EBADMSG);
+	p[0] ^= 1;
+	/* Every refusal reported already: none needed, nothing touched. */
+	s0 = s;
+	CHECK_EQ(grb_ctf_stream_trailer(p, &s, 10, o), 0);
+	CHECK_EQ(grb_ctf_stream_trailer(p, &s, 3, o), 0);
+	CHECK(memcmp(&s, &s0, sizeof(s)) == 0);
+	for (size_t i = 0; i < sizeof(out); i++)
+		CHECK_EQ(out[i], 0x77);
+	/* Later refusals: the next packet of the stream, header only. */
+	CHECK_EQ(grb_ctf_stream_trailer(p, &s, 25, o), 1);
+	CHECK_EQ(out[0], 0x77);
+	CHECK_EQ(out[sizeof(out) - 1], 0x77);
+	memcpy(&h, o, sizeof(h));
+	memcpy(&l, p, sizeof(l));
+	CHECK_EQ(h.magic, l.magic);
+	CHECK(memcmp(h.uuid, l.uuid, sizeof(h.uuid)) == 0);
+	CHECK_EQ(h.stream_id, l.stream_id);
+	CHECK_U64(h.stream_instance_id, l.stream_instance_id);
+	CHECK_EQ(h.cpu_id, l.cpu_id);
+	CHECK_U64(h.timestamp_begin, l.timestamp_end);
+	CHECK_U64(h.timestamp_end, l.timestamp_end);
+	CHECK_U64(h.content_size, GRB_CTF_PACKET_HEADER_SIZE * 8);
+	CHECK_U64(h.packet_size, GRB_CTF_PACKET_HEADER_SIZE * 8);
+	CHECK_U64(h.packet_seq_num, 5);
+	CHECK_U64(h.events_discarded, 25);
+	/* The state moved on as if the trailer went through the fixup. */
+	CHECK(s.started);
+	CHECK_U64(s.next_seq, 6);
+	CHECK_U64(s.last_discarded, 25);
+	CHECK_EQ(grb_ctf_stream_trailer(o, &s, 25, o), 0);
+}
+
+/*
+ * The case the trailer is for: a shared tracer's discard-mode buffer
+ * fills with no reader, a flush closes its last packet, and what is
+ * emitted after is refused.  A reader that attaches after the stop finds
+ * packets whose last events_discarded misses those refusals; the trailer
+ * carries the total grb_ctf_get_stats() reports.
+ */
+static void contract_trailer_shm(void)
+{
+	static const struct grb_ctf_field f[] = { INT("n", 4, 0, 10) };
+	struct grb_ctf_event_desc d = { "n", -1, f, 1 };
+	struct grb_ctf_attr a = attr_ok();
+	unsigned char last[GRB_CTF_PACKET_HEADER_SIZE];
+	unsigned char out[GRB_CTF_PACKET_HEADER_SIZE];
+	const struct grb_ctf_event *ev;
+	struct grb_ctf_stream_state s;
+	struct grb_reader_subbuf sb;
+	struct grb_ctf_stats st;
+	struct grb_buf_stats bs;
+	union grb_ctf_value v[1];
+	struct grb_channel *att;
+	struct packet_head h;
+	struct grb_buf *buf;
+	struct grb_ctf *t;
+	uint64_t before, packets = 0;
+	char dir[256];
+	int ret;
+
+	snprintf(dir, sizeof(dir), "%s/trailer", base);
+	CHECK_EQ(mkdir(dir, 0755), 0);
+	a.shm_dir = dir;
+	CHECK_EQ(grb_ctf_create(&a, &t), 0);
+	CHECK_EQ(grb_ctf_event_register(t, &d, &ev), 0);
+	v[0].u = 7;
+	for (int i = 0; i < 4096; i++)
+		grb_ctf_emit(t, ev, v);
+	CHECK_EQ(grb_ctf_get_stats(t, &st), 0);
+	before = st.events_discarded;
+	CHECK(before > 0);
+	CHECK_EQ(grb_channel_flush(grb_ctf_channel(t), GRB_FLUSH_ACTIVE), 0);
+	for (int i = 0; i < 100; i++)
+		CHECK_EQ(grb_ctf_emit(t, ev, v), -ENOBUFS);
+	CHECK_EQ(grb_ctf_stop(t), 0);
+	CHECK_EQ(grb_ctf_get_stats(t, &st), 0);
+	CHECK_U64(st.events_discarded, before + 100);
+
+	CHECK_EQ(grb_channel_attach_dir(grb_ctf_config(a.alloc, a.mode,
+						       a.clock),
+					GRB_CTF_CLIENT, dir, "c",
+					GRB_ATTACH_READER, &att), 0);
+	buf = grb_channel_buf(att, 0);
+	CHECK_EQ(grb_reader_open(buf), 0);
+	memset(&s, 0, sizeof(s));
+	while ((ret = grb_reader_get_next(buf)) == 0) {
+		CHECK_EQ(grb_reader_held(buf, &sb), 0);
+		CHECK_EQ(grb_ctf_packet_fixup((void *)(uintptr_t)sb.data,
+					      sb.data_size, &s, NULL), 0);
+		memcpy(last, sb.data, sizeof(last));
+		packets++;
+		CHECK_EQ(grb_reader_put_next(buf), 0);
+	}
+	CHECK_EQ(ret, -ENODATA);
+	CHECK_U64(packets, a.num_subbuf);
+	/* The last packet misses the 100 refused after the flush. */
+	memcpy(&h, last, sizeof(h));
+	CHECK_U64(h.events_discarded, before);
+	CHECK_EQ(grb_buf_get_stats(buf, &bs), 0);
+	CHECK_EQ(grb_ctf_stream_trailer(last, &s, bs.lost_full + bs.lost_wrap +
+					bs.lost_big + bs.lost_nesting, out), 1);
+	memcpy(&h, out, sizeof(h));
+	CHECK_U64(h.events_discarded, st.events_discarded);
+	CHECK_U64(h.packet_seq_num, a.num_subbuf);
+	CHECK_EQ(grb_reader_release(buf), 0);
+	grb_channel_destroy(att);
+	grb_ctf_destroy(t);
+	rm_dir(dir);
+}
+
 /* ---- main -------------------------------------------------------------- */
 
 static int contract(void)
@@ -2235,6 +2369,8 @@ static int contract(void)
 	contract_config();
 	contract_metadata();
 	contract_fixup();
+	contract_trailer_args();
+	contract_trailer_shm();
 	/* Nothing left behind. */
 	CHECK_EQ(rmdir(base), 0);
 	printf("test_ctf contract: passed\n");

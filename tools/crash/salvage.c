@@ -36,6 +36,8 @@
 struct out_stream {
 	int fd;
 	struct grb_ctf_stream_state st;
+	/* The last packet's header, for the trailer (end_ctf()). */
+	unsigned char last[GRB_CTF_PACKET_HEADER_SIZE];
 };
 
 struct job {
@@ -258,6 +260,7 @@ static int put_ctf(struct job *j, unsigned int i, const char *data,
 	memcpy(j->pkt + OFF_PACKET, &bits, sizeof(bits));
 	/* As a live consumer writes it: no decreasing loss count. */
 	grb_ctf_packet_fixup(j->pkt, len, &s->st, NULL);
+	memcpy(s->last, j->pkt, sizeof(s->last));
 	j->r->packets++;
 	j->r->bytes += len;
 	return write_all(s->fd, j->pkt, len);
@@ -276,6 +279,29 @@ static int put_packet(struct job *j, unsigned int i, struct grb_buf *buf)
 	j->r->events += sb.records;
 	j->r->bytes += sb.data_size;
 	return write_all(j->out[i].fd, (const char *)sb.data, sb.data_size);
+}
+
+/*
+ * CTF: the stream of buffer @i ends with a header-only packet when the
+ * buffer refused events after its last packet closed, as a live
+ * consumer's does (grb_ctf_stream_trailer()).
+ */
+static int end_ctf(struct job *j, unsigned int i)
+{
+	unsigned char trailer[GRB_CTF_PACKET_HEADER_SIZE];
+	struct out_stream *s = &j->out[i];
+	struct grb_buf_stats st;
+	int ret;
+
+	grb_buf_get_stats(grb_channel_buf(j->chan, i), &st);
+	ret = grb_ctf_stream_trailer(s->last, &s->st, st.lost_full +
+				     st.lost_wrap + st.lost_big +
+				     st.lost_nesting, trailer);
+	if (ret != 1)
+		return 0;       /* none needed, or no packet at all */
+	j->r->packets++;
+	j->r->bytes += sizeof(trailer);
+	return write_all(s->fd, (const char *)trailer, sizeof(trailer));
 }
 
 /* Complete and write out everything of buffer @i. */
@@ -318,6 +344,9 @@ static int drain_buf(struct job *j, unsigned int i)
 			return fail(j, ret, "buffer %u: %s", i,
 				    strerror(-ret));
 	}
+	ret = j->ctf ? end_ctf(j, i) : 0;
+	if (ret)
+		return fail(j, ret, "buffer %u: %s", i, strerror(-ret));
 	return 0;
 }
 

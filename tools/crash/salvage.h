@@ -38,8 +38,11 @@ struct salvage_report {
  * reader), complete what dead writers left (grb_buf_recover(), after a
  * flush that closes each open sub-buffer), and write every delivered
  * packet out: a CTF trace (stream files NAME_CPU and the metadata) for
- * a grb/ctf.h channel, stream files stream_I that grb-read prints for a
- * basic one.  Returns 0 or a negative errno, with a message in @err.
+ * a grb/ctf.h channel, each stream ended by a header-only packet when
+ * its buffer refused events after its last packet closed
+ * (grb_ctf_stream_trailer()); stream files stream_I that grb-read prints
+ * for a basic one.  Returns 0 or a negative errno, with a message in
+ * @err.
  */
 int salvage(const struct salvage_opts *o, struct salvage_report *r,
 	    char *err, size_t errlen);
