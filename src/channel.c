@@ -333,7 +333,7 @@ int grb_channel_finalize(struct grb_channel *chan)
 	if (chan->finalized)
 		return -EALREADY;
 	for (i = 0; i < chan->nr_bufs; i++) {
-		grb_buf_flush(&chan->bufs[i], GRB_FLUSH_ACTIVE);
+		grb__flush_final(&chan->bufs[i]);
 		/* Release: the flush above is visible to a reader that sees
 		 * the bit; pairs with the acquire in the reader's drained(). */
 		grb_fetch_or_seq_cst(&chan->bufs[i].shm->blocked,

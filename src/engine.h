@@ -51,6 +51,8 @@ void grb__set_close(struct grb_buf *buf, uint64_t pos, uint64_t data_size,
 		    uint64_t ts);
 void grb__end_old(const struct grb_config *cfg, struct grb_buf *buf,
 		  uint64_t old, uint64_t ts);
+/* grb_channel_finalize()'s flush: unjournaled when no entry is free. */
+int grb__flush_final(struct grb_buf *buf);
 
 /* src/deliver.c: exported, the inline commit calls it. */
 GRB_API void grb__deliver(const struct grb_config *cfg, struct grb_buf *buf,

@@ -24,8 +24,22 @@ const char *grb_strerror(int err)
 	case -EPERM:	return "not permitted in this state (reader not open, or nothing held)";
 	case -ERANGE:	return "outside the sub-buffer's data";
 	case -EALREADY:	return "already finalized";
-	case -ENOTSUP:	return "client has no record decoder";
+	/* -EOPNOTSUPP is the same value on Linux. */
+	case -ENOTSUP:	return "not supported: no record decoder, a private channel, or not on this machine";
 	case -EUCLEAN:	return "buffer invariant broken (grb_buf_validate)";
+	case -EBADMSG:	return "malformed: a shared mapping, packet or metadata failed its checks";
+	case -ETIMEDOUT: return "timed out";
+	case -ECANCELED: return "stopped by the callback";
+	case -EEXIST:	return "already exists: shared-memory or trace files of that name";
+	case -ENOENT:	return "no such file or directory";
+	case -EACCES:	return "permission denied";
+	case -EMFILE:	return "too many open files";
+	case -EBADF:	return "bad file descriptor";
+	case -EPIPE:	return "the other end is closed";
+	case -ECONNRESET: return "connection reset by the peer";
+	case -ENOTSOCK:	return "not a socket";
+	case -EPROTOTYPE: return "shared buffers of another client or configuration";
+	case -EPROTONOSUPPORT: return "shared buffers of another layout version";
 	default:	return "unknown error";
 	}
 }

@@ -101,7 +101,8 @@ static unsigned int heap_pop(struct grb_chan_iter *ci)
  * Poll the idle buffers: those with a record now go into the heap, those
  * finalized and drained are done.  Return: 0, or -EIO when a record did
  * not decode (that buffer's iterator skipped and counted it; it stays
- * idle and is polled again next time).
+ * idle and is polled again next time), or another error of a buffer's
+ * reader, which stays idle too.
  */
 static int refill(struct grb_chan_iter *ci)
 {
@@ -111,10 +112,12 @@ static int refill(struct grb_chan_iter *ci)
 	while (i < ci->nidle) {
 		b = ci->idle[i];
 		ret = grb__buf_iter_peek(&ci->its[b], &ci->head[b]);
-		if (ret == -EIO) {
+		if (ret == -EIO)
 			ci->st.undecodable++;
+		/* -EIO, or the reader's own error (-EBADMSG: a shared
+		 * mapping that names no sub-buffer of the buffer). */
+		if (ret != 0 && ret != -ENODATA && ret != -EAGAIN)
 			return ret;
-		}
 		if (ret == 0 || ret == -ENODATA) {
 			ci->idle[i] = ci->idle[--ci->nidle];
 			if (ret == 0)
@@ -129,12 +132,16 @@ static int refill(struct grb_chan_iter *ci)
 }
 
 /* May buffer b, with nothing waiting, still write something before the
- * record of buffer top? */
+ * record of buffer top?  Never without a clock: there is no time order
+ * across buffers to keep (every timestamp is 0), and a bound of 0 would
+ * hold the higher buffers back until the lower ones are finalized. */
 static int may_precede(const struct grb_chan_iter *ci, unsigned int b,
 		       unsigned int top)
 {
 	uint64_t bound = ci->its[b].bound, ts = ci->head[top].timestamp;
 
+	if (ci->chan->cfg->timestamp_bits == 0)
+		return 0;
 	return bound < ts || (bound == ts && b < top);
 }
 

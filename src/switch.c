@@ -167,7 +167,8 @@ int grb__discard(const struct grb_config *cfg, struct grb_ctx *ctx)
 /*
  * Can a flush from an attached reader run writer code on this mapping?
  * A consumer or a crash tool flushes buffers another process wrote, and
- * maybe damaged: the positions must be within a ring of each other and
+ * maybe damaged: the write position must be at most two rings ahead of
+ * the consumed one (a ring, plus room for a writer's push in flight) and
  * the slot's id (overwrite mode) must name one of this buffer's
  * sub-buffers, or the delivery would write outside the mapping.
  */
@@ -183,7 +184,8 @@ static int flush_sane(const struct grb_config *cfg, const struct grb_buf *buf,
 		 GRB_ID_INDEX_MASK) < buf->nr_phys;
 }
 
-int grb_buf_flush(struct grb_buf *buf, enum grb_flush how)
+/* grb_buf_flush(), journaled in a shared buffer unless @journal is 0. */
+static int buf_flush(struct grb_buf *buf, enum grb_flush how, int journal)
 {
 	const struct grb_config *cfg;
 	uint64_t old, next, ts = 0, phys;
@@ -197,7 +199,7 @@ int grb_buf_flush(struct grb_buf *buf, enum grb_flush how)
 	cfg = buf->chan->cfg;
 	hdr = grb__subbuf_header_size(cfg);
 	/* A flush moves the position too: journaled as a reservation. */
-	if (buf->journal) {
+	if (buf->journal && journal) {
 		je = grb__journal_take(buf);
 		if (!je)
 			return -EBUSY;
@@ -280,6 +282,24 @@ out:
 	if (je)
 		grb__journal_free(je);
 	return ret;
+}
+
+int grb_buf_flush(struct grb_buf *buf, enum grb_flush how)
+{
+	return buf_flush(buf, how, 1);
+}
+
+/*
+ * The flush of grb_channel_finalize(), whose caller has no journal entry
+ * when every one is held by a live thread that wrote: the writers are
+ * done (finalize's contract), so no reservation races with it, and only
+ * a finalizer that dies in the middle would leave an unjournaled move.
+ */
+int grb__flush_final(struct grb_buf *buf)
+{
+	int ret = buf_flush(buf, GRB_FLUSH_ACTIVE, 1);
+
+	return ret == -EBUSY ? buf_flush(buf, GRB_FLUSH_ACTIVE, 0) : ret;
 }
 
 int grb_channel_flush(struct grb_channel *chan, enum grb_flush how)

@@ -254,10 +254,12 @@ static int chan_ready(struct grb_channel *chan, uint64_t n, uint64_t bytes,
 	uint64_t b;
 	int r;
 
+	/* Every buffer first: a ready one must not hide one not open. */
+	for (i = 0; i < chan->nr_bufs; i++)
+		if (check_reader(&chan->bufs[i]))
+			return -EPERM;
 	for (i = 0; i < chan->nr_bufs; i++) {
 		buf = &chan->bufs[i];
-		if (check_reader(buf))
-			return -EPERM;
 		b = marks ? marks[i] : bytes;
 		r = buf_ready(buf, n, b ?
 			      grb_load_acquire(&buf->shm->consumed) + b :

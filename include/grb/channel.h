@@ -99,7 +99,8 @@ enum grb_flush {
  * -EBUSY in a shared buffer when the calling thread gets no journal
  * entry (grb/recover.h: too many writing threads, or its entries all in
  * use); -EBADMSG from a process attached as the reader (grb/shm.h) when
- * the mapping is inconsistent (positions more than a ring apart, or a
+ * the mapping is inconsistent (the write position behind the consumed
+ * one or more than two rings ahead of it, or a
  * sub-buffer id naming none of the buffer's), so that no writer code
  * runs on it; -EINVAL for a NULL @buf or an unknown @how.
  * Context: any thread, including one that is not a writer; signal-safe.
@@ -120,8 +121,12 @@ GRB_API int grb_channel_flush(struct grb_channel *chan, enum grb_flush how);
  * @chan: channel.
  *
  * Calls buffer_finalize on every buffer.  Later reservations fail with
- * -ESHUTDOWN; readers drain what is left and then get -ENODATA.
- * Return: 0; -EINVAL for NULL; -EALREADY when already finalized.
+ * -ESHUTDOWN; readers drain what is left and then get -ENODATA.  The
+ * flush needs no journal entry in a shared buffer: when live threads
+ * hold them all, it runs unjournaled (the writers are done), so no
+ * committed record is left behind.
+ * Return: 0; -EINVAL for NULL; -EALREADY when already finalized; -EPERM
+ * on an attached channel (grb/shm.h: finalize is the creator's).
  * Context: writers must have returned from their last commit.
  * Ordering: release; pairs with the reader's acquire of the finalized bit.
  */
@@ -205,7 +210,10 @@ GRB_API int grb_channel_write_path(const struct grb_channel *chan,
  * Counters of one buffer.  When writers and the reader are quiescent and
  * the buffer is flushed and drained:
  *   written == read + overwritten
- * and every refused reservation is in exactly one lost_* counter.
+ * and every reservation refused for a loss (-EBUSY, -ENOBUFS, -EIO,
+ * -ENOSPC of grb_reserve()) is in exactly one lost_* counter; the
+ * refusals that are not losses (-EAGAIN, -ESHUTDOWN, -EINVAL) are in
+ * none.
  */
 struct grb_buf_stats {
 	uint64_t written;       /* records committed */
@@ -263,7 +271,9 @@ GRB_API int grb_channel_get_stats(const struct grb_channel *chan,
 struct grb_memory {
 	uint64_t data_bytes;     /* nr_bufs x physical sub-buffers x size */
 	uint64_t control_bytes;  /* descriptions, counters, ids, metadata */
-	uint64_t total_bytes;    /* their sum: what the channel maps */
+	uint64_t total_bytes;    /* their sum: what the channel maps, plus
+				    its handles on the heap (counted in
+				    control_bytes) */
 	unsigned int nr_bufs;
 	uint64_t subbufs_per_buf;  /* num_subbuf, + 1 in overwrite mode */
 };

@@ -150,7 +150,8 @@ struct grb_client_cb {
 	/* Called once per buffer at channel creation; a negative errno
 	 * aborts the creation, which then frees everything. */
 	int (*buffer_create)(struct grb_buf *buf, void *priv, int cpu);
-	/* Called once per buffer at channel finalize. */
+	/* Called once per buffer at channel finalize, and for each buffer
+	 * already created when a later one's creation fails. */
 	void (*buffer_finalize)(struct grb_buf *buf, void *priv, int cpu);
 	/*
 	 * Decode the record whose slot starts at @offset in the sub-buffer

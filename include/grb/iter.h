@@ -26,11 +26,13 @@
  *
  * Losses: grb_iter_record.lost counts the records this buffer refused or
  * had overwritten since the previous record the iterator returned from
- * it.  It is exact in total (the sum over a run, plus what
- * grb_buf_iter_lost() reports at the end, equals the buffer's counters),
- * and exact in place to within a sub-buffer: a refusal is reported before
- * the first record of the next sub-buffer that opened after it, an
- * overwritten sub-buffer at the gap it leaves.
+ * it, and those the iterator skipped because they did not decode (-EIO
+ * below).  It is exact in total (the sum over a run, plus what
+ * grb_buf_iter_lost() reports at the end, equals the buffer's loss
+ * counters plus the skipped records), and exact in place to within a
+ * sub-buffer: a refusal is reported before the first record of the next
+ * sub-buffer that opened after it, an overwritten sub-buffer at the gap
+ * it leaves.
  *
  * Concurrency: an iterator is used by one thread at a time; writers run
  * concurrently.  Not signal-safe.
@@ -79,7 +81,8 @@ struct grb_iter_record {
 	struct grb_buf *buf;    /* the buffer it came from */
 	int cpu;                /* that buffer's CPU, -1 for per channel */
 	uint64_t pos;           /* position of the record's slot */
-	uint64_t lost;          /* records lost in this buffer before it */
+	uint64_t lost;          /* records lost in this buffer before it
+				   (refused, overwritten, undecodable) */
 	unsigned int flags;     /* GRB_ITER_* */
 	struct grb_record rec;  /* as record_decode described it; offsets
 				   are from the sub-buffer's start */
@@ -107,7 +110,8 @@ GRB_API int grb_buf_iter_create(struct grb_buf *buf, enum grb_iter_mode mode,
  * drained, or, for a snapshot, at its end; -EIO when a record does not
  * decode: the rest of its sub-buffer is skipped and its records counted
  * as lost (reported with the next record), and the next call goes on;
- * -EINVAL for NULL.
+ * -EBADMSG (a reader attached to shared buffers, grb/shm.h) when the
+ * mapping names no sub-buffer of the buffer; -EINVAL for NULL.
  * Ordering: acquire (as grb_reader_get_next()).
  */
 GRB_API int grb_buf_iter_next(struct grb_buf_iter *it,
@@ -115,15 +119,18 @@ GRB_API int grb_buf_iter_next(struct grb_buf_iter *it,
 
 /**
  * grb_buf_iter_lost - losses not yet reported with a record: the buffer's
- * refused and overwritten records since the last record returned.
+ * refused, overwritten and undecodable records since the last record
+ * returned.
  * Return: the count (0 for NULL).
  */
 GRB_API uint64_t grb_buf_iter_lost(struct grb_buf_iter *it);
 
 /**
  * grb_buf_iter_destroy - release the buffer and free the iterator.  In
- * GRB_ITER_CONSUME mode the sub-buffer it was in is consumed whole.
- * NULL is a no-op.
+ * GRB_ITER_CONSUME mode a delivered sub-buffer it was in is consumed
+ * whole; records it returned live (GRB_ITER_LIVE) from the open
+ * sub-buffer are not consumed, as that sub-buffer is still being
+ * written: the buffer's next reader gets them again.  NULL is a no-op.
  */
 GRB_API void grb_buf_iter_destroy(struct grb_buf_iter *it);
 
@@ -143,7 +150,10 @@ GRB_API void grb_buf_iter_destroy(struct grb_buf_iter *it);
  * the merge back (-EAGAIN) until it closes a sub-buffer: call
  * grb_channel_tick() (grb/timer.h), which delivers an empty sub-buffer
  * for an idle buffer, or run the tick thread.  docs/design.md section 21
- * explains the rule.
+ * explains the rule.  A channel without a clock (timestamp_bits 0) has no
+ * time order across buffers to keep: a record is returned as soon as its
+ * buffer has it (lowest buffer index first among those waiting), and no
+ * buffer holds the merge back.
  * Return: as grb_buf_iter_create(), per buffer.
  * Context: any thread; not signal-safe.
  */
@@ -158,7 +168,10 @@ GRB_API int grb_chan_iter_create(struct grb_channel *chan,
  * Return: 0; -EAGAIN when the next record cannot be decided yet (a buffer
  * has nothing readable and may still write something older: wait, tick,
  * or flush); -ENODATA when every buffer is finalized and drained (for a
- * snapshot, at its end); -EIO as grb_buf_iter_next(); -EINVAL for NULL.
+ * snapshot, at its end); -EIO as grb_buf_iter_next(); another negative
+ * errno of a buffer's reader, as grb_buf_iter_next() returns it (-EBADMSG
+ * for a shared mapping naming no sub-buffer of its buffer); -EINVAL for
+ * NULL.
  */
 GRB_API int grb_chan_iter_next(struct grb_chan_iter *it,
 			       struct grb_iter_record *r);

@@ -118,7 +118,9 @@ GRB_API int grb_reader_put_subbuf(struct grb_buf *buf);
  * consumed position moves now, as writers could otherwise push it).
  * Return: 0; -EAGAIN when none is delivered yet (flush, or wait);
  * -ENODATA when finalized and drained; -EBUSY when a sub-buffer is already
- * held; -EPERM when not open; -EINVAL for NULL.
+ * held; -EBADMSG (a reader attached to shared buffers, grb/shm.h) when
+ * the mapping names no sub-buffer of the buffer; -EPERM when not open;
+ * -EINVAL for NULL.
  * Ordering: acquire; pairs with the release in the delivering commit.
  */
 GRB_API int grb_reader_get_next(struct grb_buf *buf);
@@ -158,7 +160,8 @@ struct grb_reader_subbuf {
  * @sb: receives the prefix: pos and seq of the sub-buffer, data_size the
  *      bytes from its start (sub-buffer header included) that are all
  *      committed, records their count, data its first byte, ts_begin and
- *      lost_open as for a delivered one; ts_end is 0 (it is not closed).
+ *      lost_open as for a delivered one; padded_size equals data_size
+ *      (nothing is padded yet); ts_end is 0 (it is not closed).
  *
  * A low-rate stream reaches its reader this way without a flush, which
  * would cost the rest of the sub-buffer.  Nothing is held or consumed:
@@ -191,7 +194,8 @@ GRB_API int grb_reader_held(const struct grb_buf *buf, struct grb_reader_subbuf 
  * @dst: destination.
  * @len: bytes to copy.
  * Return: 0; -ERANGE when [offset, offset + len) is not inside the data;
- * -EPERM when none is held; -EINVAL for NULL.
+ * -EPERM when none is held; -EINVAL for a NULL @buf, or a NULL @dst with
+ * a non-zero @len (an empty copy may name no destination).
  */
 GRB_API int grb_reader_read(const struct grb_buf *buf, size_t offset, void *dst,
 		    size_t len);
@@ -207,7 +211,7 @@ GRB_API int grb_reader_read(const struct grb_buf *buf, size_t offset, void *dst,
  * Return: 0; -ERANGE when @offset is outside the data or no NUL ends the
  * string inside the data; -ENOBUFS when the string does not fit in @cap
  * (@dst then holds a truncated, terminated copy); -EPERM when none is
- * held; -EINVAL for NULL.
+ * held; -EINVAL for NULL, or a @cap of 0.
  */
 GRB_API int grb_reader_read_cstr(const struct grb_buf *buf, size_t offset, char *dst,
 			 size_t cap, size_t *len);

@@ -34,7 +34,8 @@ enum grb_tick_flag {
 	GRB_TICK_FLUSH = 1u << 0,
 	/*
 	 * Deliver an empty sub-buffer for a buffer that wrote nothing since
-	 * the previous tick and has none open.  It costs a sub-buffer: in
+	 * the previous tick (since its creation, at the first tick) and has
+	 * none open.  It costs a sub-buffer: in
 	 * overwrite mode each one pushes the oldest sub-buffer out, so a
 	 * flight recorder that is only read after the fact should not use
 	 * it; in discard mode it fails quietly when the buffer is full.

@@ -35,10 +35,11 @@ struct grb_channel;
  * When a waiting reader is woken: as soon as either is true.
  *   subbufs  this many sub-buffers past the consumed position are
  *            delivered (0 means 1);
- *   bytes    discard mode only: this many bytes past the consumed
- *            position are committed and readable, in delivered
- *            sub-buffers or live in the open one (grb_reader_live());
- *            0 turns it off.
+ *   bytes    this many bytes past the consumed position are readable:
+ *            each delivered sub-buffer counts whole (subbuf_size, its
+ *            padding included), and in discard mode the records
+ *            committed live in the open one count too
+ *            (grb_reader_live()); 0 turns it off.
  * A finalized buffer with nothing left wakes its waiter too.
  */
 struct grb_watermark {
@@ -89,9 +90,10 @@ GRB_API int grb_channel_wait(struct grb_channel *chan,
  *      grb_channel_destroy()); the same one on every call.
  *
  * It becomes readable only after grb_channel_arm() returned -EAGAIN and a
- * buffer then met the watermark; a writer writes to it at most once per
- * arming, from the commit that wakes.  Read it (or call
- * grb_channel_arm() again) to clear it.
+ * buffer then met the watermark; each buffer's writers write to it at
+ * most once per arming, from the commit that wakes (so the counter read
+ * is at most the number of buffers).  Read it, or call grb_channel_arm()
+ * again, to clear it.
  * Return: 0; -EINVAL for NULL; the negative errno of eventfd(2).
  * Context: any thread, not concurrently with grb_channel_destroy().
  */

@@ -94,14 +94,18 @@ static inline void grb_ctx_init(struct grb_ctx *ctx, size_t data_size,
  *  -EAGAIN     records are disabled on the channel or buffer;
  *  -ESHUTDOWN  the channel was finalized;
  *  -EBUSY      more than GRB_MAX_NESTING reservations are open on this
- *              thread (counted as lost_nesting);
+ *              thread, or, in a shared buffer, the thread gets no journal
+ *              entry (grb/recover.h) (both counted as lost_nesting; these
+ *              two are checked first, before -EAGAIN and -ESHUTDOWN);
  *  -ENOBUFS    discard mode, buffer full (counted as lost_full);
  *  -EIO        the next sub-buffer still holds uncommitted data from the
  *              previous lap (counted as lost_wrap);
  *  -ENOSPC     the record cannot fit in an empty sub-buffer (counted as
  *              lost_big);
- *  -EINVAL     the slot would be empty (no record header and data_size
- *              0): nothing a reader could find; not counted.
+ *  -EINVAL     the slot would be empty (no record header, data_size 0,
+ *              and no alignment padding where it starts): nothing a
+ *              reader could find; not counted.  (A slot of alignment
+ *              padding alone is reserved, and counts as a record.)
  * Context: any thread, signal handlers included; async-signal-safe.
  * Ordering: acquire on the write position, so writes into the slot happen
  * after the reader released its previous contents.
@@ -180,8 +184,10 @@ static inline void grb_commit(const struct grb_config *cfg,
  * @cfg: the channel's configuration.
  * @ctx: the context of a successful, uncommitted grb_reserve().
  *
- * Possible only while the slot is the last one reserved in its buffer.
- * The sub-buffer is then closed where the slot begins: the slot and the
+ * Possible while the slot is the last one reserved in its buffer, and
+ * always for a slot that ends exactly at its sub-buffer's end (it is that
+ * sub-buffer's last slot whatever comes after, in the next one).  The
+ * sub-buffer is then closed where the slot begins: the slot and the
  * rest of the sub-buffer become padding that no reader ever sees, and the
  * sub-buffer is delivered once its other records are committed.  The
  * write position never moves backwards, so a discard costs the rest of the
@@ -192,7 +198,7 @@ static inline void grb_commit(const struct grb_config *cfg,
  * nesting level is given back, and the buffer's records_discarded
  * (grb_buf_stats.discarded) grows by one; the next record opens a new
  * sub-buffer and carries a full timestamp.  -EBUSY when another
- * reservation or a flush came after it in the same buffer: nothing
+ * reservation or a flush came after it in the same sub-buffer: nothing
  * changed, and the caller must still grb_commit() a record its readers
  * know to skip.
  * Context: the thread that holds ctx (as grb_commit()); async-signal-safe.

@@ -486,7 +486,9 @@ static void test_corrupt(void)
 	struct grb_channel *chan, *att;
 	struct grb_reader_subbuf sb;
 	struct grb_buf *own, *rd;
-	uint64_t slot, id;
+	struct grb_chan_iter *ci;
+	struct grb_iter_record r;
+	uint64_t slot, id, pos, cons;
 	char msg[128];
 	int fd;
 
@@ -505,8 +507,23 @@ static void test_corrupt(void)
 	own->meta[own->shm->held_phys].data_size = SB * 100;
 	CHECK_EQ(grb_reader_held(rd, &sb), -EBADMSG);
 	own->meta[own->shm->held_phys].data_size = sb.data_size;
+	id = own->shm->held_phys;
 	own->shm->held_phys = 1000;
 	CHECK_EQ(grb_reader_held(rd, &sb), -EBADMSG);
+	own->shm->held_phys = id;
+	CHECK_EQ(grb_reader_put_next(rd), 0);
+	/* A flush from the reader's side: the write position more than two
+	 * rings ahead of the consumed one, or behind it, is refused. */
+	CHECK_EQ(tc_write(cfg, chan, 0, 0, 0), 0);
+	pos = atomic_load((_Atomic uint64_t *)&own->shm->offset);
+	cons = atomic_load((_Atomic uint64_t *)&own->shm->consumed);
+	atomic_store((_Atomic uint64_t *)&own->shm->offset,
+		     cons + 2 * 4 * SB + 64);
+	CHECK_EQ(grb_buf_flush(rd, GRB_FLUSH_ACTIVE), -EBADMSG);
+	atomic_store((_Atomic uint64_t *)&own->shm->offset, cons - 64);
+	CHECK_EQ(grb_buf_flush(rd, GRB_FLUSH_ACTIVE), -EBADMSG);
+	atomic_store((_Atomic uint64_t *)&own->shm->offset, pos);
+	CHECK_EQ(grb_buf_flush(rd, GRB_FLUSH_ACTIVE), 0);
 	/* The validator trusts its own copy of the geometry, not the
 	 * mapping's: a huge count is a report, not a walk off the end. */
 	own->shm->num_subbuf = own->shm->nr_phys = UINT64_C(1) << 28;
@@ -530,6 +547,13 @@ static void test_corrupt(void)
 		     (atomic_load((_Atomic uint64_t *)&own->ids[0]) &
 		      ~GRB_ID_INDEX_MASK) | 77);
 	CHECK_EQ(grb_reader_get_next(rd), -EBADMSG);
+	/* A channel iterator returns that error too, rather than wait for
+	 * the buffer forever. */
+	CHECK_EQ(grb_reader_release(rd), 0);
+	CHECK_EQ(grb_chan_iter_create(att, GRB_ITER_CONSUME, &ci), 0);
+	CHECK_EQ(grb_chan_iter_next(ci, &r), -EBADMSG);
+	grb_chan_iter_destroy(ci);
+	CHECK_EQ(grb_reader_open(rd), 0);
 	/* A flush from the reader's side runs no writer code on such a
 	 * mapping: the slot it would close names no sub-buffer. */
 	CHECK_EQ(tc_write(ocfg, chan, 0, 0, 0), 0);

@@ -227,6 +227,20 @@ static void test_tick(void)
 	CHECK(sb.ts_end > 0);
 	CHECK_EQ(grb_reader_put_next(b), 0);
 	grb_channel_destroy(chan);
+
+	/* The first tick of a channel that never wrote: idle since its
+	 * creation, an empty sub-buffer. */
+	chan = create(&disc);
+	b = grb_channel_buf(chan, 0);
+	CHECK_EQ(grb_reader_open(b), 0);
+	CHECK_EQ(grb_channel_tick(chan, GRB_TICK_FLUSH), 0);
+	CHECK_EQ(grb_reader_get_next(b), -EAGAIN);
+	CHECK_EQ(grb_channel_tick(chan, GRB_TICK_IDLE), 0);
+	CHECK_EQ(grb_reader_get_next(b), 0);
+	CHECK_EQ(grb_reader_held(b, &sb), 0);
+	CHECK_U64(sb.records, 0);
+	CHECK_EQ(grb_reader_put_next(b), 0);
+	grb_channel_destroy(chan);
 }
 
 static int ncpus_allowed(int *cpus)

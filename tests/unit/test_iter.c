@@ -10,6 +10,7 @@
  *  - the channel merge: timestamp order, ties by buffer, an idle buffer
  *    that holds the merge back until it closes an empty sub-buffer, a
  *    clock that goes backwards (returned in place, flagged, counted);
+ *    without a clock, nothing held back;
  *  - an undecodable record: -EIO once, the rest of its sub-buffer lost.
  */
 #define _GNU_SOURCE
@@ -351,6 +352,46 @@ static void test_merge(void)
 }
 
 /* A record a client bug overwrote: -EIO once, its sub-buffer's rest lost. */
+/* Without a clock there is no order across buffers to keep: a record is
+ * returned as soon as its buffer has it, whatever the idle buffers. */
+static void test_merge_clockless(void)
+{
+	static const struct grb_config nots = {
+		GRB_ALLOC_PER_CPU, GRB_MODE_DISCARD, 0,
+		{ .record_header_size = rec_header,
+		  .record_decode = rec_decode }, 0 };
+	struct grb_chan_iter *ci;
+	struct grb_iter_record r;
+	struct grb_channel *chan;
+	cpu_set_t all;
+	int cpus[2];
+
+	if (ncpus_allowed(cpus) < 2) {
+		printf("test_iter: clock-less merge skipped: one CPU\n");
+		return;
+	}
+	CHECK_EQ(sched_getaffinity(0, sizeof(all), &all), 0);
+	chan = create(&nots, 4);
+	CHECK_EQ(grb_chan_iter_create(chan, GRB_ITER_CONSUME, &ci), 0);
+	/* The higher buffer first, the lower one idle. */
+	run_on(cpus[1]);
+	CHECK_EQ(put(&nots, chan, 7, 0), 0);
+	CHECK_EQ(grb_chan_iter_next(ci, &r), 0);
+	CHECK_U64(tag_of(&r), 7);
+	CHECK_U64(r.timestamp, 0);
+	CHECK_EQ(r.cpu, cpus[1]);
+	CHECK_EQ(grb_chan_iter_next(ci, &r), -EAGAIN);
+	run_on(cpus[0]);
+	CHECK_EQ(put(&nots, chan, 8, 0), 0);
+	CHECK_EQ(grb_chan_iter_next(ci, &r), 0);
+	CHECK_U64(tag_of(&r), 8);
+	CHECK_EQ(sched_setaffinity(0, sizeof(all), &all), 0);
+	grb_channel_finalize(chan);
+	CHECK_EQ(grb_chan_iter_next(ci, &r), -ENODATA);
+	grb_chan_iter_destroy(ci);
+	grb_channel_destroy(chan);
+}
+
 static void test_undecodable(void)
 {
 	struct grb_channel *chan = create(&chan_disc, 8);
@@ -404,6 +445,7 @@ int main(void)
 	test_lost(&chan_ovw);
 	test_snapshot();
 	test_merge();
+	test_merge_clockless();
 	test_undecodable();
 	printf("test_iter: passed\n");
 	return 0;

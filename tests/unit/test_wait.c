@@ -226,6 +226,95 @@ static void test_event_fd(void)
 	grb_channel_destroy(chan);
 }
 
+/*
+ * The bytes watermark (grb/wait.h): delivered sub-buffers count whole,
+ * their padding included, in either mode; the open one's live records
+ * only in discard mode.  And a channel wait is -EPERM when any buffer is
+ * not open, even if another is ready.
+ */
+static void test_watermark(void)
+{
+	static const struct grb_config pcpu = {
+		GRB_ALLOC_PER_CPU, GRB_MODE_DISCARD, 0, { 0 }, 0,
+	};
+	struct grb_watermark wm;
+	struct grb_channel *chan;
+	struct grb_buf *b;
+	uint64_t v;
+	int fd;
+
+	for (int mode = 0; mode < 2; mode++) {
+		const struct grb_config *cfg = mode ? &ovw : &disc;
+
+		chan = create(cfg);
+		b = grb_channel_buf(chan, 0);
+		CHECK_EQ(grb_reader_open(b), 0);
+		put(cfg, chan, 1);
+		/* Live only: bytes count it in discard mode alone. */
+		wm = (struct grb_watermark){ 2, REC };
+		CHECK_EQ(grb_buf_wait(b, &wm, 0), mode ? -ETIMEDOUT : 0);
+		CHECK_EQ(grb_buf_flush(b, GRB_FLUSH_ACTIVE), 0);
+		/* One delivered sub-buffer of one record: 2 sub-buffers are
+		 * not there, but its SB bytes, padding included, are. */
+		wm = (struct grb_watermark){ 2, 0 };
+		CHECK_EQ(grb_buf_wait(b, &wm, 0), -ETIMEDOUT);
+		wm = (struct grb_watermark){ 2, SB };
+		CHECK_EQ(grb_buf_wait(b, &wm, 0), 0);
+		wm = (struct grb_watermark){ 3, SB + 1 };
+		CHECK_EQ(grb_buf_wait(b, &wm, 0), -ETIMEDOUT);
+		grb_channel_destroy(chan);
+	}
+
+	chan = create(&pcpu);
+	if (grb_channel_nr_bufs(chan) > 1) {
+		unsigned int n = grb_channel_nr_bufs(chan);
+
+		b = grb_channel_buf(chan, 0);
+		CHECK_EQ(grb_reader_open(b), 0);
+		CHECK_EQ(grb_buf_flush(b, GRB_FLUSH_EMPTY), 0);
+		CHECK_EQ(grb_buf_wait(b, NULL, 0), 0);
+		CHECK_EQ(grb_channel_wait(chan, NULL, 0), -EPERM);
+		CHECK_EQ(grb_channel_event_fd(chan, &fd), 0);
+		CHECK_EQ(grb_channel_arm(chan, NULL), -EPERM);
+		for (unsigned int i = 1; i < n; i++)
+			CHECK_EQ(grb_reader_open(grb_channel_buf(chan, i)), 0);
+		CHECK_EQ(grb_channel_wait(chan, NULL, 0), 0);
+		/* Armed on an empty channel: each buffer's waking delivery
+		 * adds 1 to the counter, once per arming. */
+		CHECK_EQ(grb_reader_get_next(b), 0);
+		CHECK_EQ(grb_reader_put_next(b), 0);
+		CHECK_EQ(grb_channel_arm(chan, NULL), -EAGAIN);
+		for (unsigned int i = 0; i < n; i++) {
+			CHECK_EQ(grb_buf_flush(grb_channel_buf(chan, i),
+					       GRB_FLUSH_EMPTY), 0);
+			CHECK_EQ(grb_buf_flush(grb_channel_buf(chan, i),
+					       GRB_FLUSH_EMPTY), 0);
+		}
+		CHECK_EQ(read(fd, &v, sizeof(v)), (ssize_t)sizeof(v));
+		CHECK_U64(v, n);
+		/* Arming again clears what the last arming left readable. */
+		CHECK_EQ(grb_buf_flush(b, GRB_FLUSH_EMPTY), 0);
+		CHECK_EQ(grb_reader_get_next(b), 0);
+		CHECK_EQ(grb_reader_put_next(b), 0);
+		CHECK_EQ(grb_reader_get_next(b), 0);
+		CHECK_EQ(grb_reader_put_next(b), 0);
+		CHECK_EQ(grb_reader_get_next(b), 0);
+		CHECK_EQ(grb_reader_put_next(b), 0);
+		for (unsigned int i = 1; i < n; i++) {
+			struct grb_buf *o = grb_channel_buf(chan, i);
+
+			while (grb_reader_get_next(o) == 0)
+				CHECK_EQ(grb_reader_put_next(o), 0);
+		}
+		CHECK_EQ(grb_channel_arm(chan, NULL), -EAGAIN);
+		CHECK_EQ(grb_buf_flush(b, GRB_FLUSH_EMPTY), 0);
+		CHECK_EQ(grb_channel_arm(chan, NULL), 0);
+		CHECK_EQ(read(fd, &v, sizeof(v)), -1);
+		CHECK_EQ(errno, EAGAIN);
+	}
+	grb_channel_destroy(chan);
+}
+
 int main(void)
 {
 	int chan_wide, how;
@@ -235,6 +324,7 @@ int main(void)
 	test_args();
 	test_timeout();
 	test_live();
+	test_watermark();
 	for (chan_wide = 0; chan_wide < 2; chan_wide++)
 		for (how = 0; how < 3; how++)
 			wake_by(chan_wide, how);
