@@ -383,10 +383,12 @@ static uint64_t repair(const struct grb_config *cfg, struct grb_buf *buf,
 			b = L + data_size;
 		if (a >= b)
 			continue;
-		info->bytes += b - a;
 		if (cfg->cb.record_pad) {
+			info->bytes += b - a;
 			cfg->cb.record_pad(cfg, base + (a - L), (size_t)(b - a));
 		} else {
+			/* Cut: everything from the dead slot on. */
+			info->bytes += L + data_size - a;
 			data_size = a - L;
 			break;
 		}

@@ -12,6 +12,60 @@
 
 #include "ctf_internal.h"
 
+/*
+ * Text the metadata quotes: well-formed UTF-8 (no overlong form, no
+ * surrogate, nothing above U+10FFFF) without control characters (C0, DEL,
+ * C1), '"' or '\\'.
+ */
+static int text_ok(const char *s, size_t n)
+{
+	const unsigned char *p = (const unsigned char *)s;
+	size_t i = 0;
+
+	while (i < n) {
+		unsigned char c = p[i];
+		uint32_t cp, min;
+		size_t len, k;
+
+		if (c < 0x80) {
+			if (c < 0x20 || c == 0x7f || c == '"' || c == '\\')
+				return 0;
+			i++;
+			continue;
+		}
+		/* The lead byte: the length, its bits, the least code point
+		 * that needs that length.  A continuation byte, an overlong
+		 * lead (C0, C1) or one above F4 leads nothing. */
+		if (c >= 0xc2 && c <= 0xdf) {
+			len = 2;
+			cp = c & 0x1f;
+			min = 0x80;
+		} else if (c >= 0xe0 && c <= 0xef) {
+			len = 3;
+			cp = c & 0x0f;
+			min = 0x800;
+		} else if (c >= 0xf0 && c <= 0xf4) {
+			len = 4;
+			cp = c & 0x07;
+			min = 0x10000;
+		} else {
+			return 0;
+		}
+		if (n - i < len)
+			return 0;
+		for (k = 1; k < len; k++) {
+			if ((p[i + k] & 0xc0) != 0x80)
+				return 0;
+			cp = cp << 6 | (p[i + k] & 0x3f);
+		}
+		if (cp < min || cp > 0x10ffff ||
+		    (cp >= 0xd800 && cp <= 0xdfff) || cp <= 0x9f)
+			return 0;
+		i += len;
+	}
+	return 1;
+}
+
 static int name_ok(const char *s, int event)
 {
 	size_t n;
@@ -31,13 +85,7 @@ static int name_ok(const char *s, int event)
 				return 0;
 		return 1;
 	}
-	for (size_t i = 0; i < n; i++) {
-		unsigned char c = (unsigned char)s[i];
-
-		if (c < 0x20 || c == 0x7f || c == '"' || c == '\\')
-			return 0;
-	}
-	return strcmp(s, "grb:padding") != 0;
+	return text_ok(s, n) && strcmp(s, "grb:padding") != 0;
 }
 
 static int label_ok(const char *s)
@@ -49,13 +97,7 @@ static int label_ok(const char *s)
 	n = strlen(s);
 	if (n == 0 || n > GRB_CTF_NAME_MAX)
 		return 0;
-	for (size_t i = 0; i < n; i++) {
-		unsigned char c = (unsigned char)s[i];
-
-		if (c < 0x20 || c == 0x7f || c == '"' || c == '\\')
-			return 0;
-	}
-	return 1;
+	return text_ok(s, n);
 }
 
 static int int_size_ok(unsigned int size)

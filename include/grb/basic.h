@@ -83,8 +83,10 @@ struct grb_shm_attr;
  *         owner-only memfds.  Its client name is ignored: basic channels
  *         are GRB_BASIC_CLIENT.
  *
- * The channel's readers are not opened: the consumer opens them.  Hand
- * the channel over with grb_channel_send(grb_basic_channel(b), sock).
+ * The channel's readers are not opened: the consumer opens them, so this
+ * handle is as after grb_basic_release_readers() (consume, peek and reset
+ * return -EPERM; release_readers returns -EALREADY).  Hand the channel
+ * over with grb_channel_send(grb_basic_channel(b), sock).
  * Return: as grb_basic_create() and grb_channel_create_shared().
  */
 GRB_API int grb_basic_create_shared(const struct grb_basic_attr *attr,
@@ -278,6 +280,9 @@ GRB_API unsigned int grb_basic_nr_bufs(const struct grb_basic *b);
  * callbacks, polls) or grb/output.h.  The basic client's record_decode
  * serves those iterators.  Afterwards grb_basic_consume(), peek and reset
  * return -EPERM.  A sub-buffer the client held is given back consumed.
+ * Records consumed live from the open sub-buffer (discard mode) are not
+ * consumed in the engine, which only consumes whole sub-buffers: its
+ * readers return them again.
  * Return: 0; -EINVAL for NULL; -EALREADY when already released.
  * Context: no concurrent basic read call.
  */

@@ -105,7 +105,8 @@ enum grb_ctf_kind {
 
 /* One label of an enumeration: the value it names. */
 struct grb_ctf_enum_label {
-	const char *label;
+	const char *label;     /* 1 to GRB_CTF_NAME_MAX bytes of UTF-8, as
+				  an event name (grb_ctf_event_desc) */
 	int64_t value;
 };
 
@@ -124,8 +125,9 @@ struct grb_ctf_field {
 
 /* An event class, as the tracer declares it. */
 struct grb_ctf_event_desc {
-	const char *name;      /* UTF-8 without control bytes, '"' or '\\',
-				  at most GRB_CTF_NAME_MAX bytes, not
+	const char *name;      /* well-formed UTF-8 without control
+				  characters (C0, DEL, C1), '"' or '\\', at
+				  most GRB_CTF_NAME_MAX bytes, not
 				  "grb:padding" */
 	int loglevel;          /* 0 to 14 as LTTng's, or -1 for none */
 	const struct grb_ctf_field *fields;
@@ -380,8 +382,9 @@ GRB_API int grb_ctf_metadata_load(const char *text, size_t len, uint8_t uuid[16]
 
 /**
  * grb_ctf_destroy - stop (when not stopped), destroy the channel (and,
- * shared, its buffer files and metadata file unless a crash test keeps
- * them: see grb-crash) and free the tracer.  NULL is a no-op.
+ * shared, remove its buffer files and metadata file: only a process that
+ * dies before this call leaves them, for grb-crash) and free the tracer.
+ * NULL is a no-op.
  */
 GRB_API void grb_ctf_destroy(struct grb_ctf *t);
 

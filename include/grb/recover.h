@@ -72,9 +72,12 @@ struct grb_recover_info {
  * grb_buf_recover - complete the sub-buffers of @buf that dead writers
  * left incomplete.
  * @buf: a buffer of a shared channel, created or attached (any role).
- * @deadline_ns: leave a sub-buffer alone until this handle has seen it
- *               stuck for this long (0: at once).  The clock starts at
- *               the first call that finds it stuck.
+ * @deadline_ns: leave the buffer's stuck sub-buffers alone until this
+ *               handle has seen the oldest of them stuck for this long
+ *               (0: at once).  The clock starts at the first call that
+ *               finds that one stuck; once it has run out, the stuck
+ *               sub-buffers after it are completed in the same call
+ *               (none can be read before it anyway).
  * @info: receives what the call did (may be NULL).
  * Return: the number of sub-buffers delivered (0 when none needed it or
  * none could be); -EINVAL for NULL @buf; -EOPNOTSUPP for a private

@@ -45,8 +45,11 @@
  * none of these: grb_channel_finalize() on it is -EPERM and
  * grb_channel_destroy() only unmaps.  An attached reader may flush
  * (grb_channel_flush(), grb_channel_tick()) from its side.  Several
- * processes may write; exactly one reader may be open on a buffer at a
- * time, wherever it runs.
+ * processes may write; one reader role per buffer, wherever it runs:
+ * grb_reader_open() takes it, -EBUSY while another handle holds it.  The
+ * role is one flag in the mapping, so grb cannot tell which handle took
+ * it: a handle that did not open must not call the reader functions
+ * (they check only that the role is taken).
  *
  * A writer process that dies between reserve and commit: every writing
  * thread journals its reservations in the mapping, and the reader
@@ -171,8 +174,10 @@ GRB_API int grb_channel_attach_dir(const struct grb_config *cfg,
  * @sock: the connected socket.
  *
  * Checks the peer's credentials first (SO_PEERCRED): its uid must be
- * this process's effective uid, or, when the channel was created with a
- * group, its gid that group.  Sends a small header and the descriptors
+ * this process's effective uid, or, from the channel that created the
+ * buffers with a group, its gid that group (an attached channel does not
+ * know the group: it accepts only the uid).  Sends a small header and the
+ * descriptors
  * (SCM_RIGHTS, in batches).
  * Return: 0, or
  *  -EINVAL  NULL @chan or a channel not in shared memory;

@@ -1546,7 +1546,7 @@ static void field_enums(struct grb_ctf *t)
 		{ 8, 1, INT64_MIN },
 	};
 	static const char *const bad_labels[] = {
-		"", "a\"b", "a\\b", "a\nb", "\x7f",
+		"", "a\"b", "a\\b", "a\nb", "\x7f", "bad\xff", "c1\xc2\x85",
 	};
 	static struct grb_ctf_enum_label many[257];
 	static char many_names[257][8];
@@ -1608,6 +1608,12 @@ static void register_classes(void)
 {
 	static const char *const bad_events[] = {
 		"", "a\"b", "a\\b", "a\nb", "tab\there", "\x7f", "grb:padding",
+		/* Not UTF-8: a stray continuation byte, bytes that lead
+		 * nothing, a truncated sequence, overlong forms, a surrogate,
+		 * above U+10FFFF; and U+0085, a C1 control. */
+		"bad\x80", "bad\xff\xfe", "cut\xe2\x82", "\xc0\xaf",
+		"\xe0\x80\xaf", "\xed\xa0\x80", "\xf4\x90\x80\x80",
+		"c1\xc2\x85",
 	};
 	struct grb_ctf_attr a = attr_ok();
 	struct grb_ctf_field fs[GRB_CTF_MAX_FIELDS + 1];
@@ -1632,6 +1638,10 @@ static void register_classes(void)
 	CHECK_EQ(reg_desc(t, ident_of(GRB_CTF_NAME_MAX), -1, NULL, 0), 0);
 	CHECK_EQ(reg_desc(t, "grb:padding:not", -1, NULL, 0), 0);
 	CHECK_EQ(reg_desc(t, "ünïcödé: spaces, (too)", -1, NULL, 0), 0);
+	/* Two, three and four bytes, at the edges of what is allowed. */
+	CHECK_EQ(reg_desc(t, "\xc2\xa0\xdf\xbf\xe0\xa0\x80\xef\xbf\xbd"
+			  "\xf0\x90\x80\x80\xf4\x8f\xbf\xbf", -1, NULL, 0),
+		 0);
 	CHECK_EQ(reg_desc(t, "twice", -1, NULL, 0), 0);
 	CHECK_EQ(reg_desc(t, "twice", -1, NULL, 0), -EINVAL);
 	/* Log levels: -1, or 0 to 14. */

@@ -48,6 +48,7 @@
 #include "grb/recover.h"
 #include "grb/shm.h"
 #include "grb_test_hooks.h"
+#include "tclient.h"
 
 #define MAXW   8192             /* writer ids over a run */
 #define PER    1500             /* records a writer tries */
@@ -64,6 +65,7 @@ struct wstate {
 
 struct shared {
 	struct wstate w[MAXW];
+	_Atomic int ready;              /* contract_no_pad()'s child */
 };
 
 struct payload {
@@ -602,6 +604,58 @@ static void contract(void)
 	       "journal slots\n");
 }
 
+/*
+ * A client without record_pad (the test client): recovery cuts the
+ * sub-buffer where the dead writer's slot begins, and reports every byte
+ * cut off, the committed records after the slot included (config.h).
+ */
+static void contract_no_pad(void)
+{
+	const struct grb_config *cfg =
+		tc_config(TV_SHARED | TV_PER_CHANNEL | TV_DISCARD);
+	struct grb_channel_attr attr = { "nopad", 4096, 4, NULL };
+	struct grb_shm_attr mem = { "tclient", NULL, -1 };
+	struct grb_recover_info info;
+	struct grb_reader_subbuf sb;
+	struct grb_buf_stats st;
+	struct grb_channel *chan;
+	struct tc_pending p;
+	uint64_t dead_at, end;
+	pid_t pid;
+
+	CHECK_EQ(grb_channel_create_shared(cfg, &attr, &mem, &chan), 0);
+	CHECK_EQ(grb_reader_open(grb_channel_buf(chan, 0)), 0);
+	CHECK_EQ(tc_write(cfg, chan, 0, 0, 0), 0);
+	grb_channel_get_stats(chan, &st);
+	dead_at = st.produced;
+	sh->ready = 0;
+	pid = fork();
+	CHECK(pid >= 0);
+	if (pid == 0) {
+		if (tc_reserve(cfg, chan, 1, 0, 8, &p) == 0)
+			sh->ready = 1;
+		pause();
+		_exit(0);
+	}
+	while (!sh->ready)
+		usleep(1000);
+	CHECK_EQ(kill(pid, SIGKILL), 0);
+	CHECK_EQ(waitpid(pid, NULL, 0), pid);
+	for (uint32_t i = 1; i <= 5; i++)
+		CHECK_EQ(tc_write(cfg, chan, 0, i, 100), 0);
+	grb_channel_get_stats(chan, &st);
+	end = st.produced;
+	CHECK_EQ(grb_channel_flush(chan, GRB_FLUSH_ACTIVE), 0);
+	CHECK_EQ(grb_channel_recover(chan, 0, &info), 1);
+	CHECK_U64(info.records, 1);
+	CHECK_U64(info.bytes, end - dead_at);
+	CHECK_EQ(grb_reader_get_next(grb_channel_buf(chan, 0)), 0);
+	CHECK_EQ(grb_reader_held(grb_channel_buf(chan, 0), &sb), 0);
+	CHECK_U64(sb.data_size, dead_at);
+	CHECK_EQ(grb_reader_put_next(grb_channel_buf(chan, 0)), 0);
+	grb_channel_destroy(chan);
+}
+
 int main(int argc, char **argv)
 {
 	long kills = argc > 1 ? atol(argv[1]) : 60;
@@ -617,6 +671,7 @@ int main(int argc, char **argv)
 	if (kills < 4)
 		kills = 4;
 	contract();
+	contract_no_pad();
 	run(GRB_MODE_DISCARD, GRB_ALLOC_PER_CHANNEL, kills / 2, 1);
 	run(GRB_MODE_DISCARD, GRB_ALLOC_PER_CPU, kills / 4, 0);
 	run(GRB_MODE_OVERWRITE, GRB_ALLOC_PER_CHANNEL, kills / 4, 1);
