@@ -1627,6 +1627,7 @@ static void register_classes(void)
 	CHECK_EQ(grb_ctf_event_register(NULL, &d, &ev), -EINVAL);
 	CHECK_EQ(grb_ctf_event_register(t, NULL, &ev), -EINVAL);
 	CHECK_EQ(grb_ctf_event_register(t, &d, NULL), -EINVAL);
+	CHECK_EQ(grb_ctf_event_id(NULL), UINT32_MAX);
 
 	/* Event names: printable, no '"' or '\\', 1 to 127 bytes, not the
 	 * padding's, not twice. */

@@ -338,6 +338,11 @@ static void test_refusals(void)
 	CHECK_EQ(grb_channel_create_shared(cfg, &attr, &sattr, &chan),
 		 -ENOENT);
 	sattr.dir = dir;
+	attr.name = "a/b";
+	CHECK_EQ(grb_channel_create_shared(cfg, &attr, &sattr, &chan),
+		 -EINVAL);
+	attr.name = "chan";
+	CHECK_EQ(grb_channel_shm_fd(NULL, 0), -EINVAL);
 
 	CHECK_EQ(grb_channel_create_shared(cfg, &attr, &sattr, &chan), 0);
 	path_of(path, sizeof(path), "chan", 0);
@@ -367,6 +372,22 @@ static void test_refusals(void)
 		 -EINVAL);
 	fds[0] = fds[1] = grb_channel_shm_fd(chan, 0);
 	CHECK(fds[0] >= 0);
+	CHECK_EQ(grb_channel_shm_fd(chan, 1), -EINVAL);
+	/* Direct attach: NULL arguments, no descriptor or too many, an
+	 * unknown role. */
+	CHECK_EQ(grb_channel_attach(NULL, CLIENT, fds, 1, GRB_ATTACH_READER,
+				    &att), -EINVAL);
+	CHECK_EQ(grb_channel_attach(cfg, NULL, fds, 1, GRB_ATTACH_READER,
+				    &att), -EINVAL);
+	CHECK_EQ(grb_channel_attach(cfg, CLIENT, NULL, 1, GRB_ATTACH_READER,
+				    &att), -EINVAL);
+	CHECK_EQ(grb_channel_attach(cfg, CLIENT, fds, 1, GRB_ATTACH_READER,
+				    NULL), -EINVAL);
+	CHECK_EQ(grb_channel_attach(cfg, CLIENT, fds, 0, GRB_ATTACH_READER,
+				    &att), -EINVAL);
+	CHECK_EQ(grb_channel_attach(cfg, CLIENT, fds, GRB_SHM_MAX_BUFS + 1,
+				    GRB_ATTACH_READER, &att), -EINVAL);
+	CHECK_EQ(grb_channel_attach(cfg, CLIENT, fds, 1, 7, &att), -EINVAL);
 	CHECK_EQ(grb_channel_attach(cfg, CLIENT, fds, 2, GRB_ATTACH_READER,
 				    &att), -EBADMSG);
 	/* A per-CPU configuration of the same client: another layout. */

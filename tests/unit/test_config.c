@@ -193,6 +193,7 @@ static void test_create_args(void)
 /* Callbacks that record what creation did to each buffer. */
 struct create_log {
 	int fail_at;            /* index of the call that fails, or -1 */
+	int fail_ret;           /* what it returns: 0 for -ENOTCONN */
 	int created[64];        /* cpu of each buffer_create call */
 	int ncreated;
 	int finalized[64];      /* cpu of each buffer_finalize call */
@@ -209,7 +210,7 @@ static int log_create(struct grb_buf *buf, void *priv, int cpu)
 	log->priv_seen = priv;
 	if (log->ncreated == log->fail_at) {
 		log->ncreated++;
-		return -ENOTCONN;
+		return log->fail_ret ? log->fail_ret : -ENOTCONN;
 	}
 	CHECK(log->ncreated < 64);
 	log->created[log->ncreated++] = cpu;
@@ -312,6 +313,12 @@ static void test_buffer_create_fails(void)
 	log.fail_at = 0;
 	attr.priv = &log;
 	CHECK_EQ(grb_channel_create(&logged_channel, &attr, &chan), -ENOTCONN);
+	CHECK_EQ(log.nfinalized, 0);
+	/* A positive return is a failure too, reported as -EINVAL. */
+	memset(&log, 0, sizeof(log));
+	log.fail_at = 0;
+	log.fail_ret = 5;
+	CHECK_EQ(grb_channel_create(&logged_channel, &attr, &chan), -EINVAL);
 	CHECK_EQ(log.nfinalized, 0);
 	memset(&log, 0, sizeof(log));
 	log.fail_at = -1;

@@ -206,6 +206,8 @@ static void test_tick(void)
 	CHECK_EQ(grb_channel_tick(chan, 1u << 7), -EINVAL);
 	CHECK_EQ(grb_ticker_start(NULL, 1000, 0, &t), -EINVAL);
 	CHECK_EQ(grb_ticker_start(chan, 0, 0, &t), -EINVAL);
+	CHECK_EQ(grb_ticker_start(chan, 1000, 0, NULL), -EINVAL);
+	CHECK_EQ(grb_ticker_start(chan, 1000, 1u << 7, &t), -EINVAL);
 	CHECK_EQ(grb_ticker_stop(NULL), -EINVAL);
 	CHECK_EQ(grb_reader_open(b), 0);
 	put(&disc, chan, 1);

@@ -344,6 +344,41 @@ static void test_reader_protocol(void)
 	grb_channel_destroy(chan);
 }
 
+/* Release with a sub-buffer held: pinned, it is put back unconsumed;
+ * taken with get_next, it is consumed. */
+static void test_reader_release_held(void)
+{
+	struct grb_channel *chan = create(&raw, SB, 4);
+	struct grb_buf *b = grb_channel_buf(chan, 0);
+	struct grb_ctx ctx;
+	uint64_t c, p;
+
+	for (int i = 0; i < 2; i++) {
+		ctx = (struct grb_ctx)GRB_CTX_INIT(8, 1);
+		CHECK_EQ(grb_reserve(&raw, chan, &ctx), 0);
+		grb_write_fill(&raw, &ctx, i, 8);
+		grb_commit(&raw, &ctx);
+		CHECK_EQ(grb_buf_flush(b, GRB_FLUSH_ACTIVE), 0);
+	}
+	CHECK_EQ(grb_reader_open(b), 0);
+	CHECK_EQ(grb_reader_get_subbuf(b, 0), 0);
+	CHECK_EQ(grb_reader_release(b), 0);
+	CHECK_EQ(grb_reader_release(b), -EPERM);
+	CHECK_EQ(grb_reader_open(b), 0);
+	CHECK_EQ(grb_reader_snapshot(b, &c, &p), 0);
+	CHECK_U64(c, 0);
+	CHECK_EQ(grb_reader_get_next(b), 0);
+	CHECK_EQ(grb_reader_release(b), 0);
+	CHECK_EQ(grb_reader_open(b), 0);
+	CHECK_EQ(grb_reader_snapshot(b, &c, &p), 0);
+	CHECK_U64(c, SB);
+	CHECK_EQ(grb_reader_get_subbuf(b, 0), -ESTALE);
+	CHECK_EQ(grb_reader_get_next(b), 0);
+	CHECK_EQ(grb_reader_put_next(b), 0);
+	CHECK_EQ(grb_reader_release(b), 0);
+	grb_channel_destroy(chan);
+}
+
 /* Finalize with an unread sub-buffer: it is still read, then no data. */
 static void test_reader_finalize_drain(void)
 {
@@ -1137,6 +1172,9 @@ static void test_basic_args(void)
 	struct grb_basic *b = NULL;
 
 	CHECK_EQ(grb_basic_create(NULL, &b), -EINVAL);
+	CHECK(grb_basic_config((enum grb_alloc)2, GRB_MODE_DISCARD, 0) == NULL);
+	CHECK(grb_basic_config(GRB_ALLOC_PER_CPU, (enum grb_mode)2, 0) == NULL);
+	CHECK(grb_basic_config(GRB_ALLOC_PER_CPU, GRB_MODE_DISCARD, 0) != NULL);
 	CHECK_EQ(grb_basic_create(&basic_attr, NULL), -EINVAL);
 	bad.subbuf_size = 3 * SB;
 	CHECK_EQ(grb_basic_create(&bad, &b), -EINVAL);
@@ -1254,6 +1292,7 @@ int main(void)
 
 	test_reader_not_open();
 	test_reader_protocol();
+	test_reader_release_held();
 	test_reader_finalize_drain();
 	test_reader_overwritten();
 	test_reader_read();

@@ -428,6 +428,77 @@ static void test_undecodable(void)
 	grb_channel_destroy(chan);
 }
 
+static int stop_at_two(void *arg, const struct grb_iter_record *r)
+{
+	(void)r;
+	return ++*(int *)arg == 2;
+}
+
+/* The documented refusals of create, stats, lost, consume and poll. */
+static void test_contract(void)
+{
+	static const struct grb_config nodec = {
+		GRB_ALLOC_PER_CHANNEL, GRB_MODE_DISCARD, 0, { 0 }, 0 };
+	struct grb_chan_iter_stats st;
+	struct grb_channel *chan, *raw;
+	struct grb_chan_iter *ci;
+	struct grb_buf_iter *it;
+	uint64_t n;
+	int calls;
+
+	chan = create(&chan_disc, 4);
+	raw = create(&nodec, 4);
+	CHECK_EQ(grb_buf_iter_create(grb_channel_buf(chan, 0),
+				     (enum grb_iter_mode)7, &it), -EINVAL);
+	CHECK_EQ(grb_buf_iter_create(grb_channel_buf(chan, 0),
+				     GRB_ITER_CONSUME, NULL), -EINVAL);
+	CHECK_EQ(grb_buf_iter_create(grb_channel_buf(raw, 0),
+				     GRB_ITER_CONSUME, &it), -ENOTSUP);
+	CHECK_EQ(grb_chan_iter_create(chan, (enum grb_iter_mode)7, &ci),
+		 -EINVAL);
+	CHECK_EQ(grb_chan_iter_create(chan, GRB_ITER_CONSUME, NULL), -EINVAL);
+	CHECK_EQ(grb_chan_iter_create(raw, GRB_ITER_CONSUME, &ci), -ENOTSUP);
+	CHECK_EQ(grb_chan_iter_stats(NULL, &st), -EINVAL);
+	CHECK_U64(grb_buf_iter_lost(NULL), 0);
+	CHECK_U64(grb_chan_iter_lost(NULL), 0);
+	CHECK_EQ(grb_chan_iter_consume(NULL, stop_at_two, &calls, &n), -EINVAL);
+	CHECK_EQ(grb_chan_iter_poll(NULL, stop_at_two, &calls, 0, &n), -EINVAL);
+	CHECK_EQ(grb_buf_iter_poll(NULL, stop_at_two, &calls, 0, &n), -EINVAL);
+
+	CHECK_EQ(grb_chan_iter_create(chan, GRB_ITER_CONSUME, &ci), 0);
+	CHECK_EQ(grb_chan_iter_stats(ci, NULL), -EINVAL);
+	CHECK_EQ(grb_chan_iter_consume(ci, NULL, &calls, &n), -EINVAL);
+	CHECK_EQ(grb_chan_iter_poll(ci, NULL, &calls, 0, &n), -EINVAL);
+	/* Nothing yet: 0 and no call; then -ECANCELED at the record the
+	 * callback stopped on, which counts as consumed. */
+	calls = 0;
+	n = 99;
+	CHECK_EQ(grb_chan_iter_consume(ci, stop_at_two, &calls, &n), 0);
+	CHECK_U64(n, 0);
+	CHECK_EQ(grb_chan_iter_poll(ci, stop_at_two, &calls, 0, &n),
+		 -ETIMEDOUT);
+	for (uint64_t i = 0; i < 3; i++)
+		CHECK_EQ(put(&chan_disc, chan, i, 10 + i), 0);
+	CHECK_EQ(grb_channel_flush(chan, GRB_FLUSH_ACTIVE), 0);
+	CHECK_EQ(grb_chan_iter_consume(ci, stop_at_two, &calls, &n),
+		 -ECANCELED);
+	CHECK_U64(n, 2);
+	/* The third, then the end once finalized and drained. */
+	calls = 0;
+	CHECK_EQ(grb_channel_finalize(chan), 0);
+	CHECK_EQ(grb_chan_iter_consume(ci, stop_at_two, &calls, &n),
+		 -ENODATA);
+	CHECK_U64(n, 1);
+	CHECK_EQ(grb_chan_iter_poll(ci, stop_at_two, &calls, 0, &n),
+		 -ENODATA);
+	CHECK_EQ(grb_chan_iter_stats(ci, &st), 0);
+	CHECK_U64(st.records, 3);
+	CHECK_U64(st.lost, 0);
+	grb_chan_iter_destroy(ci);
+	grb_channel_destroy(raw);
+	grb_channel_destroy(chan);
+}
+
 int main(void)
 {
 	struct grb_buf_iter *it;
@@ -440,6 +511,7 @@ int main(void)
 	CHECK_EQ(grb_chan_iter_next(NULL, &r), -EINVAL);
 	grb_buf_iter_destroy(NULL);
 	grb_chan_iter_destroy(NULL);
+	test_contract();
 	test_buf_consume();
 	test_lost(&chan_disc);
 	test_lost(&chan_ovw);

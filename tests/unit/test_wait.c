@@ -78,6 +78,20 @@ static void test_args(void)
 	CHECK_EQ(grb_reader_live(NULL, &sb), -EINVAL);
 	CHECK_EQ(grb_buf_wait(b, NULL, 0), -ETIMEDOUT);
 	CHECK_EQ(grb_channel_wait(chan, NULL, 0), -ETIMEDOUT);
+	CHECK_EQ(grb_channel_wait(chan, NULL, -5), -EINVAL);
+	/* A reservation not committed yet: no live prefix past it. */
+	{
+		struct grb_ctx ctx = GRB_CTX_INIT(REC, 8);
+
+		CHECK_EQ(grb_reserve(&disc, chan, &ctx), 0);
+		CHECK_EQ(grb_reader_live(b, &sb), -EAGAIN);
+		grb_write_fill(&disc, &ctx, 0, REC);
+		grb_commit(&disc, &ctx);
+		CHECK_EQ(grb_reader_live(b, &sb), 0);
+		CHECK_U64(sb.records, 1);
+		CHECK_EQ(sb.padded_size, sb.data_size);
+		CHECK_U64(sb.ts_end, 0);
+	}
 	grb_channel_destroy(chan);
 }
 
