@@ -12,6 +12,8 @@
  *  - records written while pinned to one CPU: no remote operation;
  *  - a record reserved on CPU 0 and committed after moving to CPU 1: one
  *    remote commit on buffer 0;
+ *  - a context handed to another thread that commits it: a remote commit
+ *    when that thread runs on CPU 1, none when on CPU 0;
  *  - flushes: nothing open is -ENODATA and costs nothing; a flush with
  *    data is a remote move (and, from another CPU, a remote commit of the
  *    padding), and the sub-buffer it closes is read back;
@@ -553,6 +555,57 @@ static void part_migrate_commit(struct rig *g)
 	CHECK_DELTA(b1, a1, read, 3);
 }
 
+/* A context handed to another thread, which commits: remote when that
+ * thread runs off the buffer's CPU, local when on it. */
+struct handoff {
+	struct tc_pending *p;
+	int cpu;
+};
+
+static void *finish_main(void *arg)
+{
+	struct handoff *h = (struct handoff *)arg;
+
+	pin(h->cpu);
+	tc_finish(h->p);
+	return NULL;
+}
+
+static void part_handoff(struct rig *g)
+{
+	struct grb_buf_stats a0, b0;
+	struct tc_pending p;
+	struct handoff h = { &p, 0 };
+	uint64_t read0 = g->tc.records_read;
+	pthread_t th;
+	int k;
+
+	/* One record first, so that no record below opens a sub-buffer
+	 * (whose header commit is the reserving thread's). */
+	pin(g->c0);
+	write_n(g, W_MAIN, 1);
+	for (k = 0; k < 2; k++) {
+		h.cpu = k ? g->c1 : g->c0;
+		pin(g->c0);
+		stats_of(g->chan, (unsigned int)g->c0, &b0);
+		CHECK_EQ(tc_reserve(g->cfg, g->chan, W_MAIN, g->seq[W_MAIN],
+				    40, &p), 0);
+		CHECK_EQ(p.ctx.cpu, g->c0);
+		CHECK_EQ(pthread_create(&th, NULL, finish_main, &h), 0);
+		CHECK_EQ(pthread_join(th, NULL), 0);
+		tc_mark_reserved(&g->tc, W_MAIN, g->seq[W_MAIN]++);
+		stats_of(g->chan, (unsigned int)g->c0, &a0);
+		check_remote(&a0, &b0, k ? R(g, 1) : 0, 0);
+		CHECK_DELTA(a0, b0, written, 1);
+	}
+	validate(g);
+	/* Every record is read back whole. */
+	CHECK_EQ(grb_buf_flush(grb_channel_buf(g->chan, (unsigned int)g->c0),
+			       GRB_FLUSH_ACTIVE), 0);
+	CHECK_EQ(drain(g, (unsigned int)g->c0), 1);
+	CHECK_U64(g->tc.records_read - read0, 3);
+}
+
 /* Discards: after moving (remote), on the CPU (local), refused. */
 static void part_discard(struct rig *g)
 {
@@ -871,6 +924,7 @@ static void run_rig(int v, int force_atomic)
 
 	part_local_and_flush(&g);
 	part_migrate_commit(&g);
+	part_handoff(&g);
 	part_discard(&g);
 	part_signal(&g);
 	part_norseq(&g);
