@@ -426,6 +426,7 @@ static int recover_one(const struct grb_config *cfg, struct grb_buf *buf,
 	uint64_t c, missing, w, st, old, begin, end, xend, owner, phys;
 	struct piece p[MAX_PIECES];
 	unsigned int n = 0, i, k, records = 0;
+	struct grb_recover_info done;
 	struct lap_view v;
 	int m, checked;
 
@@ -549,14 +550,14 @@ again:
 	m = choose(p, n, missing, &v);
 	if (m == 0)
 		return 0;
-	if (m > 1)
-		info->ambiguous++;
 	phys = cfg->mode == GRB_MODE_OVERWRITE ?
 		grb__overwrite_enter(buf, slot, L) : slot;
 	/* The index comes from shared memory: checked, as the reader does. */
 	if (phys >= buf->nr_phys)
 		return 0;
-	repair(cfg, buf, L, phys, p, n, info);
+	/* Counted in @info only once the CAS below makes it ours. */
+	memset(&done, 0, sizeof(done));
+	repair(cfg, buf, L, phys, p, n, &done);
 	for (i = 0; i < n; i++)
 		if (p[i].damaged && p[i].kind == P_REC)
 			records++;
@@ -567,6 +568,8 @@ again:
 	grb_fetch_add_relaxed(&buf->shm->lost_dead, records);
 	grb_fetch_add_relaxed(&buf->shm->subbufs_recovered, 1);
 	info->records += records;
+	info->bytes += done.bytes;
+	info->ambiguous += m > 1;
 	info->subbufs++;
 	grb__deliver(cfg, buf, c + missing, L);
 	return 1;
