@@ -1020,6 +1020,8 @@ static void test_flush(void)
 }
 
 /* Creation's -ENOMEM, stats and validation arguments. */
+static void test_validate_each(void);
+
 static void test_misc(void)
 {
 	struct grb_channel_attr attr = { "huge", (size_t)1 << 31,
@@ -1053,6 +1055,68 @@ static void test_misc(void)
 	b->shm->magic = magic;
 	CHECK_EQ(grb_buf_validate(b, msg, sizeof(msg)), 0);
 	grb_channel_destroy(chan);
+	test_validate_each();
+}
+
+/* Add @d to the 64-bit word at @w, check that grb_buf_validate() reports
+ * it with a message, and take it back. */
+static void corrupt(const struct grb_buf *b, void *w, uint64_t d)
+{
+	_Atomic uint64_t *v = (_Atomic uint64_t *)w;
+	char msg[256];
+
+	atomic_fetch_add(v, d);
+	msg[0] = '\0';
+	CHECK_EQ(grb_buf_validate(b, msg, sizeof(msg)), -EUCLEAN);
+	CHECK(msg[0] != '\0');
+	atomic_fetch_sub(v, d);
+	CHECK_EQ(grb_buf_validate(b, msg, sizeof(msg)), 0);
+}
+
+/* Each invariant grb/validate.h lists, broken alone on a quiescent
+ * buffer with a closed, a delivered and an open sub-buffer. */
+static void test_validate_each(void)
+{
+	for (int ow = 0; ow < 2; ow++) {
+		const struct grb_config *cfg = ow ? &raw_ow : &raw;
+		struct grb_channel *chan = create(cfg, SB, 4);
+		struct grb_buf *b = grb_channel_buf(chan, 0);
+		uint64_t i, id;
+
+		CHECK_EQ(grb_reader_open(b), 0);
+		for (i = 0; i < 3; i++) {
+			CHECK_EQ(put(cfg, chan, i, 8), 0);
+			CHECK_EQ(grb_buf_flush(b, GRB_FLUSH_ACTIVE), 0);
+		}
+		CHECK_EQ(put(cfg, chan, 3, 8), 0);
+		CHECK_EQ(grb_reader_get_next(b), 0);
+		CHECK_EQ(grb_reader_put_next(b), 0);
+		CHECK_EQ(grb_buf_validate(b, NULL, 0), 0);
+		/* Positions: consumed off a sub-buffer start, or past the
+		 * write position; the write position a buffer ahead. */
+		corrupt(b, &b->shm->consumed, 8);
+		corrupt(b, &b->shm->consumed, 8 * SB);
+		corrupt(b, &b->shm->offset, 4 * SB);
+		/* A slot's commit counter, of the open sub-buffer and of a
+		 * delivered one; a closed one's delivery mark. */
+		corrupt(b, &b->hot[3].cc, 8);
+		corrupt(b, &b->hot[1].cc, 8);
+		corrupt(b, &b->cold[2].cc_sb, SB);
+		/* Accounting: a record read or delivered that was not. */
+		corrupt(b, &b->shm->records_read, 1);
+		corrupt(b, &b->shm->records_delivered, 1);
+		if (ow) {
+			/* Ids: not a permutation, NOREF, a lap. */
+			id = atomic_load((_Atomic uint64_t *)&b->ids[0]);
+			corrupt(b, &b->ids[0],
+				((atomic_load((_Atomic uint64_t *)&b->ids[1]) -
+				  id) & GRB_ID_INDEX_MASK));
+			corrupt(b, &b->ids[2], id & GRB_ID_NOREF ?
+				-(uint64_t)GRB_ID_NOREF : GRB_ID_NOREF);
+			corrupt(b, &b->ids[2], UINT64_C(1) << GRB_ID_LAP_SHIFT);
+		}
+		grb_channel_destroy(chan);
+	}
 }
 
 /* The CPUs this thread may run on, to reach each per-CPU buffer. */
