@@ -153,7 +153,9 @@ struct grb_ctf_attr {
 	/* Writer thread: flush a sub-buffer open this long so that a quiet
 	 * CPU's events come out (0: 100 ms). */
 	uint64_t flush_period_ns;
-	/* Written into the metadata's env block (NULL: gethostname()). */
+	/* Written into the metadata's env block (NULL: gethostname()): its
+	 * first 127 bytes, each control, non-ASCII, '"' or '\\' byte
+	 * written as '_'. */
 	const char *hostname;
 };
 

@@ -1300,6 +1300,30 @@ static void create_files(void)
 	CHECK_EQ(dir_entries(dir), 2);
 	CHECK(exists(dir, "metadata") && exists(dir, "c_0"));
 	rm_dir(dir);
+	/* The host name in the env block: what a TSDL string would need
+	 * escaped becomes '_'; NULL is gethostname()'s. */
+	{
+		struct grb_ctf *t;
+		char want[300], host[256];
+
+		a.hostname = "h\"o\\s\tt\xc3\xa9";
+		CHECK_EQ(grb_ctf_create(&a, &t), 0);
+		m = slurp(dir, "metadata", &len);
+		CHECK(strstr(m, "\thostname = \"h_o_s_t__\";\n") != NULL);
+		free(m);
+		grb_ctf_destroy(t);
+		rm_dir(dir);
+		a.hostname = NULL;
+		CHECK_EQ(gethostname(host, sizeof(host)), 0);
+		host[sizeof(host) - 1] = 0;
+		snprintf(want, sizeof(want), "\thostname = \"%s\";\n", host);
+		CHECK_EQ(grb_ctf_create(&a, &t), 0);
+		m = slurp(dir, "metadata", &len);
+		CHECK(strstr(m, want) != NULL);
+		free(m);
+		grb_ctf_destroy(t);
+		rm_dir(dir);
+	}
 	/* The errno of mkdir and of open. */
 	a.trace_dir = "/nonexistent-grb-test/trace";
 	CHECK_EQ(try_create(&a), -ENOENT);

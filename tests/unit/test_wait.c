@@ -276,6 +276,15 @@ static void test_watermark(void)
 		CHECK_EQ(grb_buf_wait(b, &wm, 0), 0);
 		wm = (struct grb_watermark){ 3, SB + 1 };
 		CHECK_EQ(grb_buf_wait(b, &wm, 0), -ETIMEDOUT);
+		/* subbufs 0 means 1; a second delivery meets 2. */
+		wm = (struct grb_watermark){ 0, 0 };
+		CHECK_EQ(grb_buf_wait(b, &wm, 0), 0);
+		put(cfg, chan, 2);
+		CHECK_EQ(grb_buf_flush(b, GRB_FLUSH_ACTIVE), 0);
+		wm = (struct grb_watermark){ 2, 0 };
+		CHECK_EQ(grb_buf_wait(b, &wm, 0), 0);
+		wm = (struct grb_watermark){ 3, 0 };
+		CHECK_EQ(grb_buf_wait(b, &wm, 0), -ETIMEDOUT);
 		grb_channel_destroy(chan);
 	}
 
