@@ -136,7 +136,7 @@ static void test_buf_consume(void)
 	struct grb_buf *b = grb_channel_buf(chan, 0);
 	struct grb_buf_iter *it;
 	struct grb_iter_record r;
-	uint64_t i, got = 0, ts = UINT64_C(5) << 40;
+	uint64_t i, got = 0, ts = UINT64_C(5) << 40, prev_next = 0;
 
 	CHECK_EQ(grb_buf_iter_create(b, GRB_ITER_CONSUME, &it), 0);
 	CHECK_EQ(grb_buf_iter_create(b, GRB_ITER_CONSUME, &it), -EBUSY);
@@ -151,6 +151,15 @@ static void test_buf_consume(void)
 		CHECK(r.flags & GRB_ITER_LIVE);
 		CHECK_U64(r.lost, 0);
 		CHECK(r.buf == b);
+		/* Per channel: cpu -1; pos is the slot's position, in the
+		 * first sub-buffer here, and the decoder's offsets are from
+		 * its start: the slot ends where the next one begins. */
+		CHECK_EQ(r.cpu, -1);
+		CHECK(r.pos < SB);
+		CHECK_U64(r.pos % SB, i ? prev_next : r.pos % SB);
+		CHECK_EQ(r.payload_len, 8);
+		CHECK(r.rec.payload_off + 8 == r.rec.next);
+		prev_next = r.rec.next;
 	}
 	CHECK_EQ(grb_buf_iter_next(it, &r), -EAGAIN);
 	/* Many more, with steps that wrap the 16 kept bits often. */
@@ -161,6 +170,8 @@ static void test_buf_consume(void)
 		CHECK_EQ(grb_buf_iter_next(it, &r), 0);
 		CHECK_U64(tag_of(&r), i);
 		CHECK_U64(r.timestamp, ts + i * 40000);
+		/* Delivered sub-buffers (all, once finalized) are not live. */
+		CHECK(!(r.flags & GRB_ITER_LIVE));
 		got++;
 	}
 	CHECK_EQ(grb_buf_iter_next(it, &r), -ENODATA);
@@ -210,6 +221,7 @@ static void test_lost(const struct grb_config *cfg)
 /* A snapshot reads without consuming, and ends where it began. */
 static void test_snapshot(void)
 {
+	struct grb_buf_stats st0, st1;
 	struct grb_channel *chan = create(&chan_ovw, 4);
 	struct grb_buf *b = grb_channel_buf(chan, 0);
 	struct grb_buf_iter *it;
@@ -237,6 +249,35 @@ static void test_snapshot(void)
 	CHECK(n1 > 0);
 	CHECK_U64(n1, n2);
 	CHECK_U64(first + n1, 500);
+	grb_channel_destroy(chan);
+
+	/* Writers lap the snapshot: what it had not reached is skipped, and
+	 * the loss reported is what the buffer overwrote meanwhile (the
+	 * losses' definition above, exact in total). */
+	chan = create(&chan_ovw, 4);
+	b = grb_channel_buf(chan, 0);
+	for (i = 0; i < 300; i++)
+		CHECK_EQ(put(&chan_ovw, chan, i, 7 + i), 0);
+	CHECK_EQ(grb_buf_flush(b, GRB_FLUSH_ACTIVE), 0);
+	CHECK_EQ(grb_buf_get_stats(b, &st0), 0);
+	CHECK_EQ(grb_buf_iter_create(b, GRB_ITER_SNAPSHOT, &it), 0);
+	CHECK_EQ(grb_buf_iter_next(it, &r), 0);
+	CHECK_U64(r.lost, 0);
+	n1 = 1;
+	n2 = 0;
+	for (i = 0; i < 3000; i++)
+		CHECK_EQ(put(&chan_ovw, chan, 1000 + i, 400 + i), 0);
+	CHECK_EQ(grb_buf_get_stats(b, &st1), 0);
+	while (grb_buf_iter_next(it, &r) == 0) {
+		CHECK(tag_of(&r) < 300);
+		n2 += r.lost;
+		n1++;
+	}
+	n2 += grb_buf_iter_lost(it);
+	CHECK(n1 < 300);
+	CHECK(n2 > 0);
+	CHECK_U64(n2, st1.overwritten - st0.overwritten);
+	grb_buf_iter_destroy(it);
 	grb_channel_destroy(chan);
 }
 
