@@ -461,7 +461,24 @@ static void test_refusals(void)
 	CHECK_EQ(tc_write(cfg, att, 0, 0, 0), 0);
 	CHECK_EQ(grb_channel_finalize(att), -EPERM);
 	grb_channel_destroy(att);
+	/* An attached channel's destroy only unmaps: the files stay. */
+	CHECK_EQ(access(path, F_OK), 0);
 	CHECK_EQ(tc_write(cfg, chan, 0, 1, 0), 0);
+	/* Attach duplicates the descriptors: the caller's own may be
+	 * closed at once, and a reader attached so still reads, and may
+	 * tick (flush) from its side. */
+	fd = open(path, O_RDWR);
+	CHECK(fd >= 0);
+	CHECK_EQ(grb_channel_attach(cfg, CLIENT, &fd, 1, GRB_ATTACH_READER,
+				    &att), 0);
+	CHECK_EQ(close(fd), 0);
+	CHECK_EQ(grb_reader_open(grb_channel_buf(att, 0)), 0);
+	CHECK_EQ(grb_channel_tick(att, GRB_TICK_FLUSH), 0);
+	CHECK_EQ(grb_channel_tick(att, GRB_TICK_FLUSH), 0);
+	CHECK_EQ(grb_reader_get_next(grb_channel_buf(att, 0)), 0);
+	CHECK_EQ(grb_reader_put_next(grb_channel_buf(att, 0)), 0);
+	grb_channel_destroy(att);
+	CHECK_EQ(access(path, F_OK), 0);
 	CHECK_EQ(grb_channel_shm_fd(chan, 1), -EINVAL);
 	grb_channel_destroy(chan);
 	CHECK(access(path, F_OK) != 0);     /* the owner removed its files */

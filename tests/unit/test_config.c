@@ -443,12 +443,103 @@ static void test_strerror(void)
 	}
 }
 
+/* What buffer_begin and buffer_end are told (struct grb_subbuf_info). */
+static struct info_log {
+	uint64_t begins, ends;
+	uint64_t next_seq;
+	struct grb_subbuf_info last_end;
+	uint64_t begin_ts;
+} ilog;
+static uint64_t info_clock_val = 1000;
+
+static uint64_t info_clock(void)
+{
+	return ++info_clock_val;
+}
+
+static void info_begin(struct grb_buf *buf, void *header,
+		       const struct grb_subbuf_info *info)
+{
+	(void)buf;
+	(void)header;
+	CHECK_EQ(info->cpu, -1);
+	ilog.begins++;
+	ilog.begin_ts = info->timestamp;
+}
+
+static void info_end(struct grb_buf *buf, void *header,
+		     const struct grb_subbuf_info *info)
+{
+	struct grb_buf_stats st;
+
+	(void)header;
+	/* One writer: deliveries come in position order, and the running
+	 * counts are the buffer's at that moment. */
+	CHECK_U64(info->seq, ilog.next_seq);
+	ilog.next_seq = info->seq + 1;
+	CHECK_EQ(info->cpu, -1);
+	CHECK(info->timestamp >= ilog.begin_ts);
+	CHECK_EQ(grb_buf_get_stats(buf, &st), 0);
+	CHECK_U64(info->lost, st.lost_full + st.lost_wrap + st.lost_big +
+		  st.lost_nesting);
+	CHECK_U64(info->overwritten, st.overwritten);
+	ilog.ends++;
+	ilog.last_end = *info;
+}
+
+static void test_subbuf_info(void)
+{
+	for (int ow = 0; ow < 2; ow++) {
+		const struct grb_config cfg = {
+			GRB_ALLOC_PER_CHANNEL,
+			ow ? GRB_MODE_OVERWRITE : GRB_MODE_DISCARD, 64,
+			{ .clock_read = info_clock, .buffer_begin = info_begin,
+			  .buffer_end = info_end }, 0,
+		};
+		struct grb_channel_attr attr = { "info", 4096, 4, NULL };
+		struct grb_channel *chan;
+		struct grb_buf_stats st;
+		uint64_t i;
+
+		memset(&ilog, 0, sizeof(ilog));
+		CHECK_EQ(grb_channel_create(&cfg, &attr, &chan), 0);
+		/* 100 bytes a record: 40 to a sub-buffer, 1000 in all. */
+		for (i = 0; i < 1000; i++) {
+			struct grb_ctx ctx = GRB_CTX_INIT(100, 1);
+
+			if (grb_reserve(&cfg, chan, &ctx) == 0) {
+				grb_write_fill(&cfg, &ctx, 0, 100);
+				grb_commit(&cfg, &ctx);
+			}
+		}
+		CHECK_EQ(grb_channel_flush(chan, GRB_FLUSH_ACTIVE), 0);
+		CHECK_EQ(grb_channel_get_stats(chan, &st), 0);
+		CHECK_U64(ilog.ends, ow ? 1000 / 40 : 4);
+		CHECK_U64(ilog.begins, ilog.ends);
+		CHECK_U64(ilog.last_end.records, 40);
+		CHECK_U64(ilog.last_end.data_size, 4000);
+		if (ow) {
+			CHECK(st.overwritten > 0);
+			CHECK_U64(ilog.last_end.overwritten, st.overwritten);
+			CHECK_U64(ilog.last_end.lost, 0);
+		} else {
+			CHECK_U64(st.lost_full, 1000 - 4 * 40);
+			/* The last sub-buffer was delivered by the flush,
+			 * after every refusal. */
+			CHECK_U64(ilog.last_end.lost, st.lost_full);
+			CHECK_U64(ilog.last_end.overwritten, 0);
+		}
+		grb_channel_destroy(chan);
+	}
+}
+
 int main(void)
 {
 	test_config_check();
 	test_create_args();
 	test_buffer_create_fails();
 	test_memory();
+	test_subbuf_info();
 	test_strerror();
 	printf("test_config: passed\n");
 	return 0;

@@ -9,6 +9,7 @@
 #include <errno.h>
 #include <poll.h>
 #include <pthread.h>
+#include <signal.h>
 #include <stdio.h>
 #include <string.h>
 #include <time.h>
@@ -106,6 +107,53 @@ static void test_timeout(void)
 	CHECK_EQ(grb_buf_wait(b, NULL, 20000000), -ETIMEDOUT);
 	/* It slept (a futex wait), not returned at once. */
 	CHECK(now_ns() - t0 >= 19000000);
+	grb_channel_destroy(chan);
+}
+
+/* A signal does not end a wait early (grb/wait.h). */
+static void on_usr1(int sig)
+{
+	(void)sig;
+}
+
+struct sig_wait {
+	struct grb_buf *b;
+	int ret;
+	uint64_t took;
+};
+
+static void *sig_wait_main(void *arg)
+{
+	struct sig_wait *w = (struct sig_wait *)arg;
+	uint64_t t0 = now_ns();
+
+	w->ret = grb_buf_wait(w->b, NULL, 200000000);
+	w->took = now_ns() - t0;
+	return NULL;
+}
+
+static void test_signal(void)
+{
+	struct grb_channel *chan = create(&disc);
+	struct sigaction sa;
+	struct sig_wait w;
+	pthread_t th;
+
+	memset(&sa, 0, sizeof(sa));
+	sa.sa_handler = on_usr1;        /* no SA_RESTART */
+	CHECK_EQ(sigaction(SIGUSR1, &sa, NULL), 0);
+	w.b = grb_channel_buf(chan, 0);
+	CHECK_EQ(grb_reader_open(w.b), 0);
+	CHECK_EQ(pthread_create(&th, NULL, sig_wait_main, &w), 0);
+	for (int i = 0; i < 5; i++) {
+		usleep(20000);
+		pthread_kill(th, SIGUSR1);
+	}
+	CHECK_EQ(pthread_join(th, NULL), 0);
+	CHECK_EQ(w.ret, -ETIMEDOUT);
+	CHECK(w.took >= 190000000);
+	sa.sa_handler = SIG_DFL;
+	CHECK_EQ(sigaction(SIGUSR1, &sa, NULL), 0);
 	grb_channel_destroy(chan);
 }
 
@@ -346,6 +394,7 @@ int main(void)
 	alarm(60);
 	test_args();
 	test_timeout();
+	test_signal();
 	test_live();
 	test_watermark();
 	for (chan_wide = 0; chan_wide < 2; chan_wide++)
