@@ -46,7 +46,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -2388,6 +2390,67 @@ static void contract_trailer_shm(void)
 	rm_dir(dir);
 }
 
+/*
+ * A stream write that fails (the file size limit, EFBIG): grb_ctf_stop()
+ * returns that errno, and each stream file ends at the last packet
+ * written whole.  In a child, whose limit it sets.
+ */
+static void contract_write_error(void)
+{
+	static const struct grb_ctf_field f[] = { INT("n", 8, 0, 10) };
+	struct grb_ctf_event_desc d = { "n", -1, f, 1 };
+	struct grb_ctf_attr a = attr_ok();
+	struct packet_head h;
+	struct stat sb;
+	char dir[256], p[512];
+	size_t len, off;
+	char *m;
+	int status;
+	pid_t pid;
+
+	snprintf(dir, sizeof(dir), "%s/efbig", base);
+	a.trace_dir = dir;
+	a.flush_period_ns = 1000000;
+	pid = fork();
+	CHECK(pid >= 0);
+	if (pid == 0) {
+		struct rlimit rl = { 20000, 20000 };
+		const struct grb_ctf_event *ev;
+		struct grb_ctf *t;
+		int ret;
+
+		signal(SIGXFSZ, SIG_IGN);
+		CHECK_EQ(setrlimit(RLIMIT_FSIZE, &rl), 0);
+		CHECK_EQ(grb_ctf_create(&a, &t), 0);
+		CHECK_EQ(grb_ctf_event_register(t, &d, &ev), 0);
+		for (uint64_t i = 0; i < 20000; i++) {
+			grb_ctf_emit_raw(t, ev, &i, sizeof(i));
+			if (i % 1000 == 0)
+				usleep(2000);
+		}
+		ret = grb_ctf_stop(t);
+		if (ret != -EFBIG)
+			fprintf(stderr, "grb_ctf_stop: %d, not -EFBIG\n", ret);
+		grb_ctf_destroy(t);
+		_exit(ret == -EFBIG ? 0 : 1);
+	}
+	CHECK_EQ(waitpid(pid, &status, 0), pid);
+	CHECK(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+	path_of(p, sizeof(p), dir, "c_0");
+	CHECK_EQ(stat(p, &sb), 0);
+	CHECK(sb.st_size > 0 && sb.st_size <= 20000);
+	m = slurp(dir, "c_0", &len);
+	CHECK_U64(len, (uint64_t)sb.st_size);
+	for (off = 0; off + sizeof(h) <= len; off += h.packet_size / 8) {
+		memcpy(&h, m + off, sizeof(h));
+		CHECK_EQ(h.magic, 0xC1FC1FC1);
+		CHECK(h.packet_size >= sizeof(h) * 8);
+	}
+	CHECK_U64(off, len);
+	free(m);
+	rm_dir(dir);
+}
+
 /* ---- main -------------------------------------------------------------- */
 
 static int contract(void)
@@ -2406,6 +2469,7 @@ static int contract(void)
 	contract_fixup();
 	contract_trailer_args();
 	contract_trailer_shm();
+	contract_write_error();
 	/* Nothing left behind. */
 	CHECK_EQ(rmdir(base), 0);
 	printf("test_ctf contract: passed\n");
