@@ -343,8 +343,15 @@ int grb_basic_release_readers(struct grb_basic *b)
 	if (b->external_reader)
 		return -EALREADY;
 	for (i = 0; i < grb_channel_nr_bufs(b->chan); i++) {
-		/* Releasing puts a held sub-buffer back, consumed. */
-		grb_reader_release(grb_channel_buf(b->chan, i));
+		struct grb_buf *buf = grb_channel_buf(b->chan, i);
+		struct grb_reader_subbuf sb;
+
+		/* Releasing puts a held sub-buffer back, consumed: what the
+		 * client had not taken from it is dropped, as by a reset. */
+		if (b->cursors[i].held && grb_reader_held(buf, &sb) == 0)
+			b->cursors[i].dropped += sb.records -
+				b->cursors[i].taken;
+		grb_reader_release(buf);
 		b->cursors[i].held = 0;
 		b->cursors[i].live = 0;
 	}

@@ -240,7 +240,8 @@ struct grb_basic_counts {
 	uint64_t overruns;     /* overwritten before being consumed */
 	uint64_t written;
 	uint64_t consumed;
-	uint64_t dropped;      /* removed by grb_basic_reset() */
+	uint64_t dropped;      /* removed by grb_basic_reset(), or given
+				  back by grb_basic_release_readers() */
 	uint64_t corrupt;      /* skipped after a record failed to decode
 				  (grb_basic_consume() returned -EIO) */
 	uint64_t lost;         /* refused: full, wrap, too big, nesting */
@@ -279,7 +280,10 @@ GRB_API unsigned int grb_basic_nr_bufs(const struct grb_basic *b);
  * grb_basic_channel(): grb/iter.h (every buffer merged in time order,
  * callbacks, polls) or grb/output.h.  The basic client's record_decode
  * serves those iterators.  Afterwards grb_basic_consume(), peek and reset
- * return -EPERM.  A sub-buffer the client held is given back consumed.
+ * return -EPERM.  A sub-buffer the client held is given back consumed,
+ * its records not consumed yet counted as dropped (grb_basic_counts);
+ * from then on the engine's readers count what they read in
+ * grb_buf_stats.read, not in the client's counts.
  * Records consumed live from the open sub-buffer (discard mode) are not
  * consumed in the engine, which only consumes whole sub-buffers: its
  * readers return them again.

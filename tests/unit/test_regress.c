@@ -324,6 +324,7 @@ static void test_basic_external_reader(void)
 				       GRB_MODE_DISCARD, 1 };
 	struct grb_chan_iter *ci;
 	struct grb_iter_record r;
+	struct grb_basic_counts c;
 	struct grb_basic_event ev;
 	struct grb_basic *b;
 	uint64_t prev = 0;
@@ -354,6 +355,21 @@ static void test_basic_external_reader(void)
 	}
 	CHECK_EQ(grb_chan_iter_next(ci, &r), -ENODATA);
 	grb_chan_iter_destroy(ci);
+	grb_basic_destroy(b);
+
+	/* Released while a sub-buffer is held: what was not consumed from
+	 * it is dropped, and no longer counted as an entry. */
+	attr.alloc = GRB_ALLOC_PER_CHANNEL;
+	CHECK_EQ(grb_basic_create(&attr, &b), 0);
+	for (i = 0; i < 3; i++)
+		CHECK_EQ(grb_basic_write(b, &i, sizeof(i)), 0);
+	CHECK_EQ(grb_basic_flush(b), 0);
+	CHECK_EQ(grb_basic_consume(b, 0, &ev, &v, sizeof(v)), 0);
+	CHECK_EQ(grb_basic_release_readers(b), 0);
+	CHECK_EQ(grb_basic_get_counts(b, 0, &c), 0);
+	CHECK_U64(c.consumed, 1);
+	CHECK_U64(c.dropped, 2);
+	CHECK_U64(c.entries, 0);
 	grb_basic_destroy(b);
 }
 
