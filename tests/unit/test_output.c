@@ -32,6 +32,7 @@
 #include <sys/stat.h>
 #include <sys/syscall.h>
 #include <sys/uio.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include "check.h"
@@ -609,6 +610,33 @@ static void test_interrupted(int variant, int splice_path)
 	grb_channel_destroy(chan);
 }
 
+/* Writing to a pipe whose reader is gone raises SIGPIPE, as write(2)
+ * does (the failure tests above ignore it to see -EPIPE).  In a child,
+ * with SIGPIPE at its default action. */
+static void test_sigpipe(void)
+{
+	int pfd[2], status;
+	pid_t pid;
+
+	CHECK_EQ(pipe(pfd), 0);
+	pid = fork();
+	CHECK(pid >= 0);
+	if (pid == 0) {
+		struct grb_channel *chan;
+
+		signal(SIGPIPE, SIG_DFL);
+		close(pfd[0]);
+		chan = tc_filled(TV_PER_CHANNEL | TV_DISCARD, SB, 4, 50);
+		grb_buf_write(grb_channel_buf(chan, 0), pfd[1], 0, NULL);
+		_exit(3);       /* not reached: SIGPIPE ends the process */
+	}
+	close(pfd[0]);
+	close(pfd[1]);
+	CHECK_EQ(waitpid(pid, &status, 0), pid);
+	CHECK(WIFSIGNALED(status));
+	CHECK_EQ(WTERMSIG(status), SIGPIPE);
+}
+
 int main(void)
 {
 	static const char *const dirs[] = { "/tmp", "/dev/shm" };
@@ -647,6 +675,7 @@ int main(void)
 		test_interrupted(variants[v], 0);
 		test_interrupted(variants[v], 1);
 	}
+	test_sigpipe();
 	printf("test_output: passed\n");
 	return 0;
 }
