@@ -230,6 +230,47 @@ static void test_tick(void)
 	CHECK_EQ(grb_reader_put_next(b), 0);
 	grb_channel_destroy(chan);
 
+	/* Idle ticks cost a sub-buffer each: in overwrite mode they push
+	 * the oldest out; in discard mode, full, they fail quietly. */
+	{
+		static const struct grb_config ow = {
+			GRB_ALLOC_PER_CHANNEL, GRB_MODE_OVERWRITE, 64, CB, 0 };
+		struct grb_channel_attr a4 = { "idle", SB, 4, NULL };
+		struct grb_buf_stats st;
+
+		CHECK_EQ(grb_channel_create(&ow, &a4, &chan), 0);
+		b = grb_channel_buf(chan, 0);
+		CHECK_EQ(grb_reader_open(b), 0);
+		put(&ow, chan, 1);
+		put(&ow, chan, 2);
+		CHECK_EQ(grb_buf_flush(b, GRB_FLUSH_ACTIVE), 0);
+		for (int i = 0; i < 5; i++)
+			CHECK_EQ(grb_channel_tick(chan, GRB_TICK_IDLE), 0);
+		CHECK_EQ(grb_buf_get_stats(b, &st), 0);
+		CHECK_U64(st.overwritten, 2);
+		grb_channel_destroy(chan);
+
+		CHECK_EQ(grb_channel_create(&disc, &a4, &chan), 0);
+		b = grb_channel_buf(chan, 0);
+		CHECK_EQ(grb_reader_open(b), 0);
+		for (int i = 0; i < 4; i++)
+			CHECK_EQ(grb_channel_tick(chan, GRB_TICK_IDLE), 0);
+		/* Full of empty sub-buffers: the next tick changes nothing
+		 * and counts no loss. */
+		CHECK_EQ(grb_buf_get_stats(b, &st), 0);
+		CHECK_U64(st.produced, 4 * SB);
+		CHECK_EQ(grb_channel_tick(chan, GRB_TICK_IDLE), 0);
+		CHECK_EQ(grb_buf_get_stats(b, &st), 0);
+		CHECK_U64(st.produced, 4 * SB);
+		CHECK_U64(st.lost_full + st.lost_wrap, 0);
+		CHECK_EQ(grb_reader_get_next(b), 0);
+		CHECK_EQ(grb_reader_put_next(b), 0);
+		CHECK_EQ(grb_channel_tick(chan, GRB_TICK_IDLE), 0);
+		CHECK_EQ(grb_buf_get_stats(b, &st), 0);
+		CHECK_U64(st.produced, 5 * SB);
+		grb_channel_destroy(chan);
+	}
+
 	/* The first tick of a channel that never wrote: idle since its
 	 * creation, an empty sub-buffer. */
 	chan = create(&disc);

@@ -382,6 +382,21 @@ static void test_watermark(void)
 		CHECK_EQ(grb_channel_arm(chan, NULL), 0);
 		CHECK_EQ(read(fd, &v, sizeof(v)), -1);
 		CHECK_EQ(errno, EAGAIN);
+		/* A watermark: met already, or armed until it is. */
+		for (unsigned int i = 0; i < n; i++) {
+			struct grb_buf *o = grb_channel_buf(chan, i);
+
+			while (grb_reader_get_next(o) == 0)
+				CHECK_EQ(grb_reader_put_next(o), 0);
+		}
+		wm = (struct grb_watermark){ 2, 0 };
+		CHECK_EQ(grb_channel_arm(chan, &wm), -EAGAIN);
+		CHECK_EQ(grb_buf_flush(b, GRB_FLUSH_EMPTY), 0);
+		CHECK_EQ(read(fd, &v, sizeof(v)), -1);
+		CHECK_EQ(grb_buf_flush(b, GRB_FLUSH_EMPTY), 0);
+		CHECK_EQ(read(fd, &v, sizeof(v)), (ssize_t)sizeof(v));
+		CHECK_U64(v, 1);
+		CHECK_EQ(grb_channel_arm(chan, &wm), 0);
 	}
 	grb_channel_destroy(chan);
 }
