@@ -270,7 +270,9 @@ GRB_API int grb_channel_get_stats(const struct grb_channel *chan,
 
 struct grb_memory {
 	uint64_t data_bytes;     /* nr_bufs x physical sub-buffers x size */
-	uint64_t control_bytes;  /* descriptions, counters, ids, metadata */
+	uint64_t control_bytes;  /* descriptions, counters, ids, metadata,
+				    and in shared memory the writers'
+				    journal (grb/recover.h) */
 	uint64_t total_bytes;    /* their sum: what the channel maps, plus
 				    its handles on the heap (counted in
 				    control_bytes) */

@@ -495,6 +495,23 @@ static void test_refusals(void)
 	CHECK_EQ(grb_channel_shm_fd(chan, 0), -EINVAL);
 	CHECK_EQ(grb_channel_send(chan, 0), -EINVAL);
 	grb_channel_destroy(chan);
+	/* A shared channel's memory includes the writers' journal. */
+	{
+		struct grb_memory pm, sm;
+
+		CHECK_EQ(grb_channel_create(cfg, &attr, &chan), 0);
+		CHECK_EQ(grb_channel_memory(chan, &pm), 0);
+		grb_channel_destroy(chan);
+		CHECK_EQ(grb_channel_create_shared(cfg, &attr, &mem, &chan), 0);
+		CHECK_EQ(grb_channel_memory(chan, &sm), 0);
+		grb_channel_destroy(chan);
+		CHECK_U64(sm.data_bytes, pm.data_bytes);
+		/* The journal may start in the private layout's last page. */
+		CHECK(sm.control_bytes + (uint64_t)sysconf(_SC_PAGESIZE) >=
+		      pm.control_bytes +
+		      GRB_JOURNAL_SLOTS * sizeof(struct grb_jslot));
+		CHECK_U64(sm.total_bytes, sm.data_bytes + sm.control_bytes);
+	}
 
 	/* The group mode. */
 	sattr.gid = (int)getgid();
