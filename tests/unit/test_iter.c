@@ -467,6 +467,39 @@ static void test_undecodable(void)
 	CHECK_U64(total, 4);
 	grb_buf_iter_destroy(it);
 	grb_channel_destroy(chan);
+
+	/* The same through grb_buf_iter_read() (grb/output.h): the bad
+	 * record is skipped, counted, and the copy goes on. */
+	chan = create(&chan_disc, 8);
+	b = grb_channel_buf(chan, 0);
+	CHECK_EQ(put(&chan_disc, chan, 1, 10), 0);
+	ctx = (struct grb_ctx)GRB_CTX_INIT(8, 4);
+	now_val = 11;
+	CHECK_EQ(grb_reserve(&chan_disc, chan, &ctx), 0);
+	grb_write(&chan_disc, &ctx, &bad, 4);
+	grb_write_fill(&chan_disc, &ctx, 0, 12);
+	grb_commit(&chan_disc, &ctx);
+	CHECK_EQ(put(&chan_disc, chan, 3, 12), 0);
+	CHECK_EQ(grb_buf_flush(b, GRB_FLUSH_ACTIVE), 0);
+	CHECK_EQ(put(&chan_disc, chan, 4, 13), 0);
+	CHECK_EQ(grb_channel_finalize(chan), 0);
+	CHECK_EQ(grb_buf_iter_create(b, GRB_ITER_CONSUME, &it), 0);
+	{
+		uint64_t got[8];
+		size_t len, all = 0;
+
+		while ((i = grb_buf_iter_read(it, (char *)got + all,
+					      sizeof(got) - all, &len)) == 0 &&
+		       len > 0)
+			all += len;
+		CHECK_EQ(i, -ENODATA);
+		CHECK_U64(all, 16);
+		CHECK_U64(got[0], 1);
+		CHECK_U64(got[1], 4);
+	}
+	CHECK_U64(grb_buf_iter_lost(it), 0);
+	grb_buf_iter_destroy(it);
+	grb_channel_destroy(chan);
 }
 
 static int stop_at_two(void *arg, const struct grb_iter_record *r)
