@@ -712,6 +712,7 @@ static void test_full(void)
 	struct grb_channel *chan = create(&raw, SB, 4);
 	struct grb_buf *b = grb_channel_buf(chan, 0);
 	struct tags t = { { 0 }, 0, 0 };
+	struct grb_reader_subbuf sb;
 	uint64_t want[32], tag;
 	unsigned int n = 0, i;
 
@@ -755,6 +756,14 @@ static void test_full(void)
 	read_tag(b, 4000, 80, &t);
 	CHECK_EQ(grb_reader_put_next(b), 0);
 	want[n++] = 17;
+	/* Tags 18-21: their sub-buffer opened after five refusals (3, 1
+	 * and 1 above); the sixth came later. */
+	CHECK_EQ(grb_reader_get_next(b), 0);
+	CHECK_EQ(grb_reader_held(b, &sb), 0);
+	CHECK_U64(sb.lost_open, 5);
+	for (i = 0; i < 4; i++)
+		read_tag(b, i * 1000, 1000, &t);
+	CHECK_EQ(grb_reader_put_next(b), 0);
 	CHECK_EQ(drain(b, 0, 1000, &t), -ENODATA);
 	for (tag = 18; tag <= 21; tag++)
 		want[n++] = tag;
