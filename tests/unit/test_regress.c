@@ -373,6 +373,38 @@ static void test_basic_external_reader(void)
 	grb_basic_destroy(b);
 }
 
+/*
+ * A shared basic channel starts with its readers released (basic.h): the
+ * consumer in another process opens them, so this handle's consume, peek
+ * and reset are -EPERM and release_readers is -EALREADY, while the
+ * engine's reader opens the buffers and reads what was written.
+ */
+static void test_basic_shared_released(void)
+{
+	struct grb_basic_attr attr = { "shr", 4096, 4, GRB_ALLOC_PER_CHANNEL,
+				       GRB_MODE_DISCARD, 0 };
+	struct grb_reader_subbuf sb;
+	struct grb_basic_event ev;
+	struct grb_basic *b;
+	struct grb_buf *buf;
+	uint32_t i = 7, v;
+
+	CHECK_EQ(grb_basic_create_shared(&attr, NULL, &b), 0);
+	CHECK_EQ(grb_basic_write(b, &i, sizeof(i)), 0);
+	CHECK_EQ(grb_basic_consume(b, 0, &ev, &v, sizeof(v)), -EPERM);
+	CHECK_EQ(grb_basic_peek(b, 0, &ev, &v, sizeof(v)), -EPERM);
+	CHECK_EQ(grb_basic_reset(b), -EPERM);
+	CHECK_EQ(grb_basic_release_readers(b), -EALREADY);
+	buf = grb_channel_buf(grb_basic_channel(b), 0);
+	CHECK_EQ(grb_reader_open(buf), 0);
+	CHECK_EQ(grb_basic_flush(b), 0);
+	CHECK_EQ(grb_reader_get_next(buf), 0);
+	CHECK_EQ(grb_reader_held(buf, &sb), 0);
+	CHECK_U64(sb.records, 1);
+	CHECK_EQ(grb_reader_put_next(buf), 0);
+	grb_basic_destroy(b);
+}
+
 int main(void)
 {
 	test_stale_position();
@@ -383,6 +415,7 @@ int main(void)
 	test_basic_corrupt_record();
 	test_basic_live();
 	test_basic_external_reader();
+	test_basic_shared_released();
 	printf("test_regress: passed\n");
 	return 0;
 }
