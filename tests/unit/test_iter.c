@@ -500,6 +500,44 @@ static void test_undecodable(void)
 	CHECK_U64(grb_buf_iter_lost(it), 0);
 	grb_buf_iter_destroy(it);
 	grb_channel_destroy(chan);
+
+	/* Through the channel's merge: -EIO once, then the records after
+	 * the skipped rest, and each counted where iter.h says. */
+	chan = create(&chan_disc, 8);
+	CHECK_EQ(put(&chan_disc, chan, 1, 10), 0);
+	ctx = (struct grb_ctx)GRB_CTX_INIT(8, 4);
+	now_val = 11;
+	CHECK_EQ(grb_reserve(&chan_disc, chan, &ctx), 0);
+	grb_write(&chan_disc, &ctx, &bad, 4);
+	grb_write_fill(&chan_disc, &ctx, 0, 12);
+	grb_commit(&chan_disc, &ctx);
+	CHECK_EQ(put(&chan_disc, chan, 3, 12), 0);
+	CHECK_EQ(grb_channel_flush(chan, GRB_FLUSH_ACTIVE), 0);
+	CHECK_EQ(put(&chan_disc, chan, 4, 13), 0);
+	CHECK_EQ(grb_channel_finalize(chan), 0);
+	{
+		struct grb_chan_iter_stats st;
+		struct grb_chan_iter *ci;
+
+		CHECK_EQ(grb_chan_iter_create(chan, GRB_ITER_CONSUME, &ci), 0);
+		CHECK_EQ(grb_chan_iter_next(ci, &r), 0);
+		CHECK_U64(tag_of(&r), 1);
+		CHECK_EQ(grb_chan_iter_next(ci, &r), -EIO);
+		CHECK_EQ(grb_chan_iter_stats(ci, &st), 0);
+		CHECK_U64(st.undecodable, 1);
+		CHECK_EQ(grb_chan_iter_next(ci, &r), 0);
+		CHECK_U64(tag_of(&r), 4);
+		CHECK_U64(r.lost, 2);   /* the bad one and the one after it */
+		CHECK_EQ(grb_chan_iter_next(ci, &r), -ENODATA);
+		CHECK_EQ(grb_chan_iter_stats(ci, &st), 0);
+		CHECK_U64(st.records, 2);
+		CHECK_U64(st.late, 0);
+		CHECK_U64(st.lost, 2);
+		CHECK_U64(st.undecodable, 1);
+		CHECK_U64(grb_chan_iter_lost(ci), 0);
+		grb_chan_iter_destroy(ci);
+	}
+	grb_channel_destroy(chan);
 }
 
 static int stop_at_two(void *arg, const struct grb_iter_record *r)
