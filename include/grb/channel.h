@@ -92,7 +92,9 @@ enum grb_flush {
  * @how: GRB_FLUSH_ACTIVE or GRB_FLUSH_EMPTY.
  *
  * The sub-buffer is delivered as soon as the records reserved in it are
- * committed (at once when none is pending).
+ * committed: by the last of those commits, or at once, by this call on
+ * the calling thread (the client's buffer_end included), when none is
+ * pending.
  * Return: 0 when a sub-buffer was closed; -ENODATA when there was nothing
  * to close; -ENOBUFS (discard mode, buffer full) or -EIO (next sub-buffer
  * still being written) when GRB_FLUSH_EMPTY could not open a sub-buffer;

@@ -136,14 +136,24 @@ struct grb_client_cb {
 	size_t (*subbuf_header_size)(void);
 	/*
 	 * Write the sub-buffer header at @header when a sub-buffer opens.
-	 * Runs on the thread that opened it, before its record is written.
+	 * Runs on the thread that opened it, inside the reservation that
+	 * did (so before its record is written), or inside the
+	 * GRB_FLUSH_EMPTY flush that opened it empty.  In a shared buffer a
+	 * recoverer may run it for an opener that died (grb/recover.h).
 	 */
 	void (*buffer_begin)(struct grb_buf *buf, void *header,
 			     const struct grb_subbuf_info *info);
 	/*
 	 * Patch the header at delivery (end timestamp, sizes, counts).  Runs
 	 * on the thread whose commit completed the sub-buffer; every record
-	 * in it is committed and visible.
+	 * in it is committed and visible.  A flush or a discard that closes
+	 * a sub-buffer commits its padding: when no record in it is pending,
+	 * that completes it, and buffer_end runs inside the flush (on the
+	 * flushing thread: a reader's, a tick's) or the discard.  On the
+	 * per-CPU path (GRB_CONFIG_SYNC_PER_CPU) two racing commits may both
+	 * see the sub-buffer complete; the first to claim it runs buffer_end,
+	 * which may then be the earlier of the two.  In a shared buffer a
+	 * recoverer runs it for a last committer that died (grb/recover.h).
 	 */
 	void (*buffer_end)(struct grb_buf *buf, void *header,
 			   const struct grb_subbuf_info *info);
