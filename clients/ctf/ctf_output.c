@@ -2,8 +2,10 @@
 /*
  * clients/ctf/ctf_output.c - the tracer's writer thread: takes every
  * delivered packet and appends it to its stream file in the trace
- * directory, flushes quiet buffers each period, and at stop drains
- * everything and ends each stream with the final loss count.
+ * directory, flushes quiet buffers each period, completes the packets
+ * of shared buffers that a dead writer process left incomplete, and at
+ * stop drains everything and ends each stream with the final loss
+ * count.
  *
  * Before a packet is written, two of its fields are made what a CTF
  * reader expects of a stream, which the engine cannot promise because
@@ -144,6 +146,32 @@ static void drain(struct grb_ctf *t)
 			;
 }
 
+/*
+ * A shared channel's writers may be other processes, and one that died
+ * between reserve and commit leaves its sub-buffer incomplete: never
+ * delivered, it would end its stream there for good, and every packet
+ * after it with it.  This thread is the buffers' reader, so it is the
+ * one to complete such a sub-buffer (grb/recover.h: padding over the
+ * dead events, counted in lost_dead, which grb_ctf_get_stats() reports
+ * as events_dead) once it has stayed stuck for @deadline_ns.  A live
+ * writer's sub-buffer is left alone however long it takes.
+ */
+static int recover_dead(struct grb_ctf *t, uint64_t deadline_ns)
+{
+	if (!(t->cfg->flags & GRB_CONFIG_SHARED))
+		return 0;
+	return grb_channel_recover(t->chan, deadline_ns, NULL);
+}
+
+/* Drain everything, completing at once what dead writers left: each
+ * sub-buffer recovered may let the packets after it through. */
+static void drain_all(struct grb_ctf *t)
+{
+	do
+		drain(t);
+	while (recover_dead(t, 0) > 0);
+}
+
 static uint64_t refused(struct grb_buf *buf)
 {
 	struct grb_buf_stats st;
@@ -169,12 +197,13 @@ static void *writer_main(void *arg)
 		since_tick += slice;
 		if (since_tick >= t->flush_period_ns) {
 			grb_channel_tick(t->chan, GRB_TICK_FLUSH);
+			recover_dead(t, t->flush_period_ns);
 			since_tick = 0;
 		}
 	}
-	/* Writers are done (grb_ctf_stop()'s contract). */
+	/* Writers are done (grb_ctf_stop()'s contract), or dead. */
 	grb_channel_flush(t->chan, GRB_FLUSH_ACTIVE);
-	drain(t);
+	drain_all(t);
 	/*
 	 * A stream whose last packet does not carry every refused event
 	 * (they came after its last delivery) gets one more, header only,
@@ -189,7 +218,7 @@ static void *writer_main(void *arg)
 				;
 	}
 	grb_channel_finalize(t->chan);
-	drain(t);
+	drain_all(t);
 	return NULL;
 }
 

@@ -31,7 +31,10 @@
  * the buffers are files SHM_DIR/NAME.i in shared memory (grb/shm.h) and
  * the metadata is SHM_DIR/NAME.metadata; grb-consumerd --attach drains
  * them into a trace directory, and grb-crash rebuilds a trace from them
- * after the producer died.
+ * after the producer died.  With both, the writer thread drains the
+ * shared buffers, and completes the packets that a writer process which
+ * died between reserve and commit left incomplete (grb/recover.h) once
+ * they stayed so for a flush period (and at once at grb_ctf_stop()).
  *
  * Losses.  events_discarded in each packet is the running count of
  * events the buffer refused (buffer full, next sub-buffer still being
@@ -322,7 +325,11 @@ struct grb_ctf_stats {
 					what the packets' events_discarded
 					add up to */
 	uint64_t events_dead;        /* reserved by a writer that died
-					(shared buffers; padding events) */
+					(shared buffers; padding events),
+					counted once the buffer's reader
+					recovered them: the writer thread,
+					or the consumer's
+					grb_channel_recover() */
 	uint64_t events_overwritten; /* in packets overwritten before the
 					writer thread read them */
 	uint64_t packets;            /* packets written to stream files */
@@ -335,12 +342,12 @@ struct grb_ctf_stats {
  * grb_ctf_stop - end of tracing: flush every buffer, drain it into the
  * stream files, and end each stream with a packet that carries the final
  * events_discarded (so every refused event is reported), then stop the
- * writer thread and finalize the channel.  With attr.shm_dir there is no
- * writer thread: it flushes the active packets and finalizes, and a
- * consumer (grb-consumerd --attach) drains them; events refused after a
- * stream's last packet closed, while every sub-buffer waited for that
- * consumer, are then reported by the packet the consumer appends when it
- * ends the stream (grb_ctf_stream_trailer()).
+ * writer thread and finalize the channel.  With attr.shm_dir and no
+ * attr.trace_dir there is no writer thread: it flushes the active
+ * packets and finalizes, and a consumer (grb-consumerd --attach) drains
+ * them; events refused after a stream's last packet closed, while every
+ * sub-buffer waited for that consumer, are then reported by the packet
+ * the consumer appends when it ends the stream (grb_ctf_stream_trailer()).
  * Return: 0; -EALREADY when stopped already; -EINVAL for NULL; the
  * errno of a write that failed (the trace then ends at the last packet
  * written whole).

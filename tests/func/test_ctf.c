@@ -9,8 +9,11 @@
  *	write; each refusal of grb_ctf_emit() and grb_ctf_emit_raw() and
  *	the losses they report and count; stop, statistics, the channel
  *	read back by its caller, the attach configurations, the metadata
- *	loader, grb_ctf_packet_fixup() and grb_ctf_stream_trailer().
- *	ctest runs this mode
+ *	loader, grb_ctf_packet_fixup() and grb_ctf_stream_trailer();
+ *	flush_period_ns (a quiet buffer's events reach the stream files
+ *	while the tracer runs); events_dead after a writer process of a
+ *	shared tracer died holding reservations, recovered by a consumer
+ *	or by the writer thread.  ctest runs this mode
  *	(func/test_ctf).
  *
  * test_ctf events DIR OUT [--per-channel] [--all-ids]
@@ -46,6 +49,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/resource.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
@@ -56,7 +60,9 @@
 #include "grb/channel.h"
 #include "grb/ctf.h"
 #include "grb/reader.h"
+#include "grb/recover.h"
 #include "grb/shm.h"
+#include "grb/writer.h"
 
 #define ARRAY_SIZE(a) (sizeof(a) / sizeof((a)[0]))
 
@@ -2451,6 +2457,464 @@ static void contract_write_error(void)
 	rm_dir(dir);
 }
 
+/* ---- contract: what the writer thread puts in the stream files ------- */
+
+/*
+ * The events in the stream files NAME_* of @dir, each with an 8-byte
+ * payload: their count; each payload below @max is marked in @seen, and
+ * padding events are counted in *@pads.  A packet the writer thread is
+ * still appending is left out.
+ */
+static uint64_t stream_events(const char *dir, const char *name,
+			      unsigned char *seen, uint64_t max,
+			      uint64_t *pads)
+{
+	size_t nlen = strlen(name);
+	DIR *dd = opendir(dir);
+	struct dirent *e;
+	uint64_t n = 0;
+
+	CHECK(dd != NULL);
+	while ((e = readdir(dd))) {
+		struct packet_head h;
+		size_t len, off;
+		char *m;
+
+		if (strncmp(e->d_name, name, nlen) || e->d_name[nlen] != '_')
+			continue;
+		m = slurp(dir, e->d_name, &len);
+		for (off = 0; off + sizeof(h) <= len; off += h.packet_size / 8) {
+			size_t p, end;
+
+			memcpy(&h, m + off, sizeof(h));
+			CHECK_EQ(h.magic, 0xC1FC1FC1);
+			CHECK(h.packet_size >= sizeof(h) * 8);
+			CHECK_U64(h.content_size, h.packet_size);
+			if (h.packet_size / 8 > len - off)
+				break;
+			end = off + h.packet_size / 8;
+			p = off + sizeof(h);
+			while (p < end) {
+				unsigned int id = (unsigned char)m[p] & 31u;
+				uint16_t pad;
+				uint64_t v;
+
+				if (id == GRB_CTF_PADDING_ID) {
+					CHECK(p + 3 <= end);
+					memcpy(&pad, m + p + 1, sizeof(pad));
+					p += 3u + pad;
+					(*pads)++;
+					continue;
+				}
+				/* Extended header (id 31) or compact. */
+				p += id == 31u ? 13u : 4u;
+				CHECK(p + sizeof(v) <= end);
+				memcpy(&v, m + p, sizeof(v));
+				p += sizeof(v);
+				if (seen && v < max)
+					seen[v]++;
+				n++;
+			}
+			CHECK_U64(p, end);
+		}
+		free(m);
+	}
+	closedir(dd);
+	return n;
+}
+
+/*
+ * The events of @n emits, up to 5 s after them, with the tracer left
+ * running: the writer thread has to flush their quiet sub-buffer.  0
+ * when they did not come out.
+ */
+static int quiet_events_out(const char *dir, uint64_t n)
+{
+	unsigned char seen[64];
+	uint64_t pads = 0;
+
+	CHECK(n <= sizeof(seen));
+	for (int i = 0; i < 500; i++) {
+		memset(seen, 0, sizeof(seen));
+		if (stream_events(dir, "c", seen, sizeof(seen), &pads) == n) {
+			for (uint64_t v = 0; v < n; v++)
+				CHECK_EQ(seen[v], 1);
+			CHECK_U64(pads, 0);
+			return 1;
+		}
+		sleep_ns(10000000);
+	}
+	return 0;
+}
+
+/*
+ * flush_period_ns: a few events on one CPU, then nothing; the tracer is
+ * not stopped, so only the writer thread's periodic flush brings them
+ * out, with the default period (0) and with a small one.  Per-CPU
+ * buffers, so that the other CPUs' stay quiet too.
+ */
+static void contract_flush_period(uint64_t period_ns)
+{
+	static const struct grb_ctf_field f[] = { INT("n", 8, 0, 10) };
+	struct grb_ctf_event_desc d = { "n", -1, f, 1 };
+	struct grb_ctf_attr a = attr_ok();
+	const struct grb_ctf_event *ev;
+	struct grb_ctf_stats st;
+	struct grb_ctf *t;
+	uint64_t pads = 0;
+	char dir[256];
+
+	snprintf(dir, sizeof(dir), "%s/flush", base);
+	a.trace_dir = dir;
+	a.alloc = GRB_ALLOC_PER_CPU;
+	a.flush_period_ns = period_ns;
+	CHECK_EQ(grb_ctf_create(&a, &t), 0);
+	CHECK_EQ(grb_ctf_event_register(t, &d, &ev), 0);
+	pin(cpus[ncpus - 1]);
+	for (uint64_t v = 0; v < 5; v++)
+		CHECK_EQ(grb_ctf_emit_raw(t, ev, &v, sizeof(v)), 0);
+	pin(cpus[0]);
+	if (!quiet_events_out(dir, 5)) {
+		fprintf(stderr, "flush_period_ns %llu: events not in the "
+			"stream files after 5 s\n",
+			(unsigned long long)period_ns);
+		CHECK(0);
+	}
+	CHECK_EQ(grb_ctf_get_stats(t, &st), 0);
+	CHECK_U64(st.events, 5);
+	CHECK(st.packets > grb_channel_nr_bufs(grb_ctf_channel(t)));
+	CHECK_EQ(grb_ctf_stop(t), 0);
+	CHECK_U64(stream_events(dir, "c", NULL, 0, &pads), 5);
+	grb_ctf_destroy(t);
+	rm_dir(dir);
+}
+
+/* ---- contract: a writer process that dies holding reservations ------- */
+
+/* What the dying writer and the test tell each other (shared mapping). */
+struct dead_sync {
+	_Atomic int stage;      /* child: DEAD_FIRST, then all reserved */
+	_Atomic int go;         /* test: the child's sub-buffer is closed */
+};
+
+/* The dying writer's records: held in its first sub-buffer, then in the
+ * next one; and those it commits before. */
+#define DEAD_FIRST     2u
+#define DEAD_SECOND    1u
+#define DEAD_COMMITTED 5u
+#define DEAD_CHILD_TAG 1000000u   /* the child's payloads count from here */
+
+/* Reserve one event of @ev and write part of it, never committed. */
+static int hold_one(const struct grb_config *cfg, struct grb_ctf *t,
+		    const struct grb_ctf_event *ev, struct grb_ctx *ctx)
+{
+	int ret;
+
+	grb_ctx_init(ctx, sizeof(uint64_t), 1);
+	ctx->client_priv = (void *)(uintptr_t)ev;   /* the header's size */
+	ret = grb_reserve(cfg, grb_ctf_channel(t), ctx);
+	if (ret == 0)
+		grb_write_fill(cfg, ctx, 0xee, 3);
+	return ret;
+}
+
+/* The writer process: it commits a few events, then dies holding
+ * DEAD_FIRST + DEAD_SECOND reservations (SIGKILL, from the test). */
+static void dead_writer(const struct grb_config *cfg, struct grb_ctf *t,
+			const struct grb_ctf_event *ev, struct dead_sync *sy)
+{
+	struct grb_ctx ctx[DEAD_FIRST + DEAD_SECOND];
+	unsigned int i;
+
+	for (uint64_t v = DEAD_CHILD_TAG; v < DEAD_CHILD_TAG + DEAD_COMMITTED;
+	     v++)
+		if (grb_ctf_emit_raw(t, ev, &v, sizeof(v)))
+			_exit(2);
+	for (i = 0; i < DEAD_FIRST; i++)
+		if (hold_one(cfg, t, ev, &ctx[i]))
+			_exit(3);
+	atomic_store(&sy->stage, 1);
+	while (!atomic_load(&sy->go))
+		usleep(1000);
+	for (; i < DEAD_FIRST + DEAD_SECOND; i++)
+		if (hold_one(cfg, t, ev, &ctx[i]))
+			_exit(4);
+	atomic_store(&sy->stage, 2);
+	for (;;)
+		pause();
+}
+
+/* Wait (up to 10 s) for the child to reach @stage; it must not exit. */
+static void wait_stage(struct dead_sync *sy, int stage, pid_t pid)
+{
+	int status;
+
+	for (int i = 0; i < 10000 && atomic_load(&sy->stage) < stage; i++) {
+		CHECK_EQ(waitpid(pid, &status, WNOHANG), 0);
+		usleep(1000);
+	}
+	CHECK_EQ(atomic_load(&sy->stage), stage);
+}
+
+/* Emit the test's own events, payloads *@next on; return how many. */
+static uint64_t emit_own(struct grb_ctf *t, const struct grb_ctf_event *ev,
+			 uint64_t *next, uint64_t n)
+{
+	for (uint64_t i = 0; i < n; i++, (*next)++)
+		CHECK_EQ(grb_ctf_emit_raw(t, ev, next, sizeof(*next)), 0);
+	return n;
+}
+
+/* The payloads read_dead() has seen: the test's, the dying writer's. */
+static unsigned char seen_own[4096], seen_child[DEAD_COMMITTED];
+
+/*
+ * Read every delivered packet of @buf; count the events (each payload
+ * once, none of the dead writer's) and the padding events.
+ */
+static uint64_t read_dead(struct grb_buf *buf, uint64_t own, uint64_t *pads,
+			  int *done)
+{
+	uint64_t n = 0;
+	int ret;
+
+	while ((ret = grb_reader_get_next(buf)) == 0) {
+		struct grb_record rec;
+		size_t off = grb_reader_first_record(buf);
+		uint64_t v;
+
+		while ((ret = grb_reader_record(buf, off, &rec)) == 0) {
+			off = rec.next;
+			if (rec.rflags & GRB_RFLAG_PADDING) {
+				(*pads)++;
+				continue;
+			}
+			CHECK_EQ(rec.payload_len, sizeof(v));
+			CHECK_EQ(grb_reader_read(buf, rec.payload_off, &v,
+						 sizeof(v)), 0);
+			if (v >= DEAD_CHILD_TAG) {
+				CHECK(v < DEAD_CHILD_TAG + DEAD_COMMITTED);
+				CHECK_EQ(seen_child[v - DEAD_CHILD_TAG]++, 0);
+			} else {
+				CHECK(v < own && v < sizeof(seen_own));
+				CHECK_EQ(seen_own[v]++, 0);
+			}
+			n++;
+		}
+		CHECK_EQ(ret, -ENODATA);
+		CHECK_EQ(grb_reader_put_next(buf), 0);
+	}
+	CHECK(ret == -EAGAIN || ret == -ENODATA);
+	*done = ret == -ENODATA;
+	return n;
+}
+
+/*
+ * events_dead: a writer process of a shared tracer is killed while it
+ * holds reservations in two sub-buffers; after recovery by a consumer
+ * (an attached reader), grb_ctf_get_stats() reports exactly those
+ * records as dead, every committed event (the dead writer's too) as
+ * written and read, and none as discarded.
+ */
+static void contract_dead(enum grb_mode mode, int stop_first)
+{
+	static const struct grb_ctf_field f[] = { INT("n", 8, 0, 10) };
+	struct grb_ctf_event_desc d = { "n", -1, f, 1 };
+	struct grb_ctf_attr a = attr_ok();
+	const struct grb_ctf_event *ev;
+	const struct grb_config *cfg;
+	struct grb_recover_info info;
+	struct grb_ctf_stats st;
+	struct grb_buf_stats bs;
+	struct grb_channel *att;
+	struct dead_sync *sy;
+	struct grb_buf *buf;
+	struct grb_ctf *t;
+	uint64_t own = 0, committed, read = 0, pads = 0, end;
+	char dir[256];
+	int status, done = 0;
+	pid_t pid;
+
+	memset(seen_own, 0, sizeof(seen_own));
+	memset(seen_child, 0, sizeof(seen_child));
+	snprintf(dir, sizeof(dir), "%s/dead", base);
+	CHECK_EQ(mkdir(dir, 0755), 0);
+	a.shm_dir = dir;
+	a.mode = mode;
+	CHECK_EQ(grb_ctf_create(&a, &t), 0);
+	CHECK_EQ(grb_ctf_event_register(t, &d, &ev), 0);
+	/* A shared tracer writes with the configuration others attach
+	 * with. */
+	cfg = grb_ctf_config(a.alloc, a.mode, a.clock);
+	CHECK_EQ(grb_channel_attach_dir(cfg, GRB_CTF_CLIENT, dir, "c",
+					GRB_ATTACH_READER, &att), 0);
+	buf = grb_channel_buf(att, 0);
+	CHECK_EQ(grb_reader_open(buf), 0);
+	sy = (struct dead_sync *)mmap(NULL, sizeof(*sy),
+				      PROT_READ | PROT_WRITE,
+				      MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+	CHECK(sy != MAP_FAILED);
+	committed = emit_own(t, ev, &own, 10);
+
+	pid = fork();
+	CHECK(pid >= 0);
+	if (pid == 0)
+		dead_writer(cfg, t, ev, sy);
+	wait_stage(sy, 1, pid);
+	committed += DEAD_COMMITTED;
+	/*
+	 * Fill the sub-buffer of its first reservations until no event
+	 * fits (12 bytes with a compact header): its last reservation then
+	 * closes it and opens the next one.  (Should an event of ours take
+	 * an extended header, 21 bytes, it may open the next one itself:
+	 * the last reservation still goes there.)
+	 */
+	CHECK_EQ(grb_channel_get_stats(grb_ctf_channel(t), &bs), 0);
+	end = (bs.produced | (a.subbuf_size - 1)) + 1;
+	while (bs.produced <= end && end - bs.produced >= 12) {
+		committed += emit_own(t, ev, &own, 1);
+		CHECK_EQ(grb_channel_get_stats(grb_ctf_channel(t), &bs), 0);
+	}
+	atomic_store(&sy->go, 1);
+	wait_stage(sy, 2, pid);
+	committed += emit_own(t, ev, &own, 3);
+	CHECK_EQ(grb_channel_flush(grb_ctf_channel(t), GRB_FLUSH_ACTIVE), 0);
+
+	/* Alive, it is waited for: nothing recovered, nothing dead. */
+	CHECK_EQ(grb_channel_recover(att, 0, &info), 0);
+	CHECK_U64(info.records, 0);
+	CHECK(info.waiting >= 1);
+	read += read_dead(buf, own, &pads, &done);
+	CHECK_EQ(grb_ctf_get_stats(t, &st), 0);
+	CHECK_U64(st.events_dead, 0);
+	CHECK(read < committed);
+
+	CHECK_EQ(kill(pid, SIGKILL), 0);
+	CHECK_EQ(waitpid(pid, &status, 0), pid);
+	CHECK(WIFSIGNALED(status) && WTERMSIG(status) == SIGKILL);
+	/* The producer may end before its consumer recovers. */
+	if (stop_first)
+		CHECK_EQ(grb_ctf_stop(t), 0);
+	CHECK_EQ(grb_channel_recover(att, 0, &info), 2);
+	CHECK_U64(info.subbufs, 2);
+	CHECK_U64(info.records, DEAD_FIRST + DEAD_SECOND);
+	CHECK_U64(info.ambiguous, 0);
+	CHECK_U64(info.waiting, 0);
+	read += read_dead(buf, own, &pads, &done);
+	/* Each dead run is padding (one event or more), never data. */
+	CHECK(pads >= 2);
+	CHECK_U64(read, committed);
+	CHECK_EQ(grb_ctf_get_stats(t, &st), 0);
+	CHECK_U64(st.events_dead, DEAD_FIRST + DEAD_SECOND);
+	CHECK_U64(st.events, committed);
+	CHECK_U64(st.events_discarded, 0);
+	CHECK_U64(st.events_overwritten, 0);
+
+	/* The same once stopped (exact), the stream drained to its end. */
+	if (!stop_first)
+		CHECK_EQ(grb_ctf_stop(t), 0);
+	while (!done)
+		read += read_dead(buf, own, &pads, &done);
+	CHECK_U64(read, committed);
+	CHECK_EQ(grb_ctf_get_stats(t, &st), 0);
+	CHECK_U64(st.events_dead, DEAD_FIRST + DEAD_SECOND);
+	CHECK_U64(st.events, committed);
+	CHECK_U64(st.events_discarded, 0);
+	CHECK_U64(st.events_overwritten, 0);
+	CHECK_U64(st.packets, 0);
+	CHECK_EQ(grb_buf_get_stats(buf, &bs), 0);
+	CHECK_U64(bs.lost_dead, st.events_dead);
+	CHECK_U64(bs.read, committed);
+	CHECK_EQ(grb_reader_release(buf), 0);
+	grb_channel_destroy(att);
+	grb_ctf_destroy(t);
+	munmap(sy, sizeof(*sy));
+	rm_dir(dir);
+}
+
+/*
+ * The same with both attr.shm_dir and attr.trace_dir: the writer thread
+ * is the buffer's reader, so it is the one to complete what the dead
+ * writer left, or the stream would stop at that packet for good.  Its
+ * events (those committed after the dead ones too) come out in the
+ * stream files while the tracer runs, and events_dead counts the dead.
+ * With a period longer than the test (@running 0), grb_ctf_stop() must
+ * complete them at once.
+ */
+static void contract_dead_thread(int running)
+{
+	static const struct grb_ctf_field f[] = { INT("n", 8, 0, 10) };
+	struct grb_ctf_event_desc d = { "n", -1, f, 1 };
+	struct grb_ctf_attr a = attr_ok();
+	const struct grb_ctf_event *ev;
+	struct grb_ctf_stats st;
+	struct dead_sync *sy;
+	struct grb_ctf *t;
+	uint64_t own = 0, committed, pads = 0, n = 0;
+	char dir[256], out[256];
+	int status;
+	pid_t pid;
+
+	memset(seen_own, 0, sizeof(seen_own));
+	snprintf(dir, sizeof(dir), "%s/deadt", base);
+	snprintf(out, sizeof(out), "%s/deadt_out", base);
+	CHECK_EQ(mkdir(dir, 0755), 0);
+	a.shm_dir = dir;
+	a.trace_dir = out;
+	a.flush_period_ns = running ? 2000000 : 3600000000000u;
+	CHECK_EQ(grb_ctf_create(&a, &t), 0);
+	CHECK_EQ(grb_ctf_event_register(t, &d, &ev), 0);
+	sy = (struct dead_sync *)mmap(NULL, sizeof(*sy),
+				      PROT_READ | PROT_WRITE,
+				      MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+	CHECK(sy != MAP_FAILED);
+	committed = emit_own(t, ev, &own, 10);
+	atomic_store(&sy->go, 1);
+	pid = fork();
+	CHECK(pid >= 0);
+	if (pid == 0)
+		dead_writer(grb_ctf_config(a.alloc, a.mode, a.clock), t, ev,
+			    sy);
+	wait_stage(sy, 2, pid);
+	committed += DEAD_COMMITTED;
+	committed += emit_own(t, ev, &own, 3);
+	CHECK_EQ(kill(pid, SIGKILL), 0);
+	CHECK_EQ(waitpid(pid, &status, 0), pid);
+	CHECK(WIFSIGNALED(status) && WTERMSIG(status) == SIGKILL);
+
+	/* Up to 5 s, the tracer running. */
+	for (int i = 0; running && i < 500 && n < committed; i++) {
+		sleep_ns(10000000);
+		pads = 0;
+		n = stream_events(out, "c", NULL, 0, &pads);
+	}
+	if (running) {
+		CHECK_U64(n, committed);
+		CHECK(pads >= 1);
+		CHECK_EQ(grb_ctf_get_stats(t, &st), 0);
+		CHECK_U64(st.events_dead, DEAD_FIRST + DEAD_SECOND);
+		CHECK_U64(st.events, committed);
+		CHECK_U64(st.events_discarded, 0);
+	}
+
+	CHECK_EQ(grb_ctf_stop(t), 0);
+	CHECK_EQ(grb_ctf_get_stats(t, &st), 0);
+	CHECK_U64(st.events_dead, DEAD_FIRST + DEAD_SECOND);
+	CHECK_U64(st.events, committed);
+	CHECK_U64(st.events_discarded, 0);
+	CHECK_U64(st.packets_discarded, 0);
+	pads = 0;
+	CHECK_U64(stream_events(out, "c", seen_own, sizeof(seen_own), &pads),
+		  committed);
+	CHECK(pads >= 1);
+	for (uint64_t v = 0; v < own; v++)
+		CHECK_EQ(seen_own[v], 1);
+	grb_ctf_destroy(t);
+	munmap(sy, sizeof(*sy));
+	rm_dir(dir);
+	rm_dir(out);
+}
+
 /* ---- main -------------------------------------------------------------- */
 
 static int contract(void)
@@ -2470,6 +2934,14 @@ static int contract(void)
 	contract_trailer_args();
 	contract_trailer_shm();
 	contract_write_error();
+	contract_flush_period(0);
+	contract_flush_period(2000000);
+	contract_dead(GRB_MODE_DISCARD, 0);
+	contract_dead(GRB_MODE_DISCARD, 1);
+	contract_dead(GRB_MODE_OVERWRITE, 0);
+	contract_dead(GRB_MODE_OVERWRITE, 1);
+	contract_dead_thread(1);
+	contract_dead_thread(0);
 	/* Nothing left behind. */
 	CHECK_EQ(rmdir(base), 0);
 	printf("test_ctf contract: passed\n");
