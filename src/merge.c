@@ -176,6 +176,10 @@ int grb_chan_iter_next(struct grb_chan_iter *ci, struct grb_iter_record *r)
 	}
 	heap_pop(ci);
 	*r = ci->head[top];
+	/* The losses as they are now, not as peeked: grb_chan_iter_lost()
+	 * may have noted more while the record waited, and advancing
+	 * clears them, so they must go out with it. */
+	r->lost = ci->its[top].lost_pending;
 	grb__buf_iter_advance(&ci->its[top], r);
 	ci->idle[ci->nidle++] = top;
 	if (ci->returned && r->timestamp < ci->last_ts) {
