@@ -352,7 +352,13 @@ int grb_channel_arm(struct grb_channel *chan, const struct grb_watermark *wm)
 	if (chan->event_fd < 0)
 		return -EBADF;
 	watermark(wm, &n, &bytes);
-	/* Clear what an earlier arming left readable. */
+	/*
+	 * An earlier arming woke on one buffer and left the others armed:
+	 * take those bits back, so that a return of 0 leaves nothing armed
+	 * and one of -EAGAIN arms every buffer with this watermark.  Then
+	 * clear what an earlier arming left readable.
+	 */
+	chan_disarm(chan, GRB_WAIT_FD);
 	if (read(chan->event_fd, &drain, sizeof(drain)) < 0) {
 		/* EAGAIN: nothing to clear. */
 	}

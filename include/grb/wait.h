@@ -105,7 +105,8 @@ GRB_API int grb_channel_event_fd(struct grb_channel *chan, int *fd);
  * @wm: per-buffer watermark, or NULL for one delivered sub-buffer.
  *
  * Return: 0 when a buffer already meets @wm (do not poll: read now, the fd
- * is not armed); -EAGAIN when armed: poll the fd; -ENODATA when every
+ * is not armed; a wake-up an earlier arming started may still make it
+ * readable once, which the next arming clears); -EAGAIN when armed: poll the fd; -ENODATA when every
  * buffer is finalized and drained; -EBADF when there is no event fd yet;
  * -EPERM when a buffer is not open for reading; -EINVAL for NULL @chan.
  * Context: the channel's reader thread.  Ordering: as grb_channel_wait().
