@@ -62,6 +62,13 @@ int grb_chan_iter_consume(struct grb_chan_iter *it, grb_record_fn fn,
 	return consume(it, chan_next, fn, arg, count);
 }
 
+/* A timeout grb_buf_wait() takes: refused before any record is taken,
+ * not only when the poll comes to wait. */
+static int bad_timeout(int64_t timeout_ns)
+{
+	return timeout_ns < 0 && timeout_ns != GRB_WAIT_FOREVER;
+}
+
 int grb_buf_iter_poll(struct grb_buf_iter *it, grb_record_fn fn, void *arg,
 		      int64_t timeout_ns, uint64_t *count)
 {
@@ -69,7 +76,7 @@ int grb_buf_iter_poll(struct grb_buf_iter *it, grb_record_fn fn, void *arg,
 	uint64_t n = 0;
 	int ret;
 
-	if (!it || !fn)
+	if (!it || !fn || bad_timeout(timeout_ns))
 		return -EINVAL;
 	ret = consume(it, buf_next, fn, arg, &n);
 	if (ret == 0 && n == 0) {
@@ -96,7 +103,7 @@ int grb_chan_iter_poll(struct grb_chan_iter *it, grb_record_fn fn, void *arg,
 	uint64_t n = 0, *marks;
 	int ret;
 
-	if (!it || !fn)
+	if (!it || !fn || bad_timeout(timeout_ns))
 		return -EINVAL;
 	ret = consume(it, chan_next, fn, arg, &n);
 	if (ret == 0 && n == 0) {

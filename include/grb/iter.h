@@ -220,7 +220,10 @@ typedef int (*grb_record_fn)(void *arg, const struct grb_iter_record *r);
  * iterator says; the loop goes on.
  * Return: 0 when nothing more is available now; -ECANCELED when @fn
  * stopped the loop; -ENODATA when every buffer is finalized and drained
- * (after the last record); -EINVAL for NULL @it or @fn.
+ * (after the last record); another negative errno of the iterator's
+ * _next() other than -EIO (-EBADMSG for a shared mapping naming no
+ * sub-buffer of its buffer), which ends the loop after the records
+ * before it; -EINVAL for NULL @it or @fn.
  * Context: the iterator's thread; @fn runs on it and may not use @it.
  */
 GRB_API int grb_buf_iter_consume(struct grb_buf_iter *it, grb_record_fn fn,
@@ -238,7 +241,9 @@ GRB_API int grb_chan_iter_consume(struct grb_chan_iter *it, grb_record_fn fn,
  * buffer waits on that buffer: something must close a sub-buffer there
  * (a writer, a flush, or grb_channel_tick()).
  * Return: as the consume functions, and -ETIMEDOUT when nothing was
- * consumed before the time ran out; -ENOMEM (channel poll).
+ * consumed before the time ran out; -ENOMEM (channel poll); -EINVAL also
+ * for a negative @timeout_ns other than GRB_WAIT_FOREVER, before any
+ * record is consumed.
  */
 GRB_API int grb_buf_iter_poll(struct grb_buf_iter *it, grb_record_fn fn,
 			      void *arg, int64_t timeout_ns, uint64_t *count);
