@@ -140,7 +140,8 @@ void grb__shm_remove(const struct grb_channel *chan);
  * decide: the path for a new channel (GRB_WRITE_*), *reason set to a
  * GRB_PATH_*.  offset_cas: the slow paths' CAS of the write position,
  * whatever the path.  remote_enter/exit bracket a remote operation on a
- * per-CPU buffer's position; fence makes its CPU run a full barrier and
+ * per-CPU buffer's position, and remote_moved counts one that moved it
+ * (grb_buf_stats.remote_moves); fence makes its CPU run a full barrier and
  * abort its critical sections (fence_all: every CPU's).  The remaining
  * three are exported: the inline commit calls them; commit_slow is a
  * per-CPU configuration's commit out of line, on either path.
@@ -149,6 +150,7 @@ int grb__rseq_decide(const struct grb_config *cfg, int shared, int *reason);
 int grb__offset_cas(struct grb_buf *buf, uint64_t *old, uint64_t new_pos);
 void grb__remote_enter(struct grb_buf *buf);
 void grb__remote_exit(struct grb_buf *buf);
+void grb__remote_moved(struct grb_buf *buf);
 void grb__rseq_fence(struct grb_buf *buf);
 void grb__rseq_fence_all(void);
 GRB_API void grb__rseq_deliver(const struct grb_config *cfg,

@@ -142,13 +142,14 @@ void grb__rseq_fence_all(void)
  * then fence the CPU, after which no plain section stores the position
  * until grb__remote_exit(): those that loaded `blocked` before the count
  * are over (aborted or done), the others see it and take the slow path,
- * whose CAS is locked.
+ * whose CAS is locked.  The caller counts remote_moves once its CAS has
+ * moved the position (grb__remote_moved()): a refused flush or discard,
+ * or a lost CAS, moved nothing (grb/channel.h).
  */
 void grb__remote_enter(struct grb_buf *buf)
 {
 	grb_fetch_add_seq_cst(&buf->shm->blocked, GRB_BLOCKED_REMOTE);
 	fence_cpu(buf->cpu);
-	grb_fetch_add_relaxed(&buf->shm->remote_moves, 1);
 }
 
 void grb__remote_exit(struct grb_buf *buf)
@@ -156,6 +157,12 @@ void grb__remote_exit(struct grb_buf *buf)
 	/* seq_cst: the position this operation moved is visible to the
 	 * section that sees the count drop (it loads `blocked` first). */
 	grb_fetch_add_seq_cst(&buf->shm->blocked, -GRB_BLOCKED_REMOTE);
+}
+
+/* A statistic (grb_buf_stats.remote_moves); relaxed. */
+void grb__remote_moved(struct grb_buf *buf)
+{
+	grb_fetch_add_relaxed(&buf->shm->remote_moves, 1);
 }
 
 #else
@@ -175,6 +182,11 @@ void grb__remote_enter(struct grb_buf *buf)
 }
 
 void grb__remote_exit(struct grb_buf *buf)
+{
+	(void)buf;
+}
+
+void grb__remote_moved(struct grb_buf *buf)
 {
 	(void)buf;
 }
@@ -210,6 +222,8 @@ int grb__offset_cas(struct grb_buf *buf, uint64_t *old, uint64_t new_pos)
 		grb__remote_enter(buf);
 		ok = grb_cas_acq_rel(&buf->shm->offset, old, new_pos);
 		grb__remote_exit(buf);
+		if (ok)
+			grb__remote_moved(buf);
 		return ok;
 	}
 #endif

@@ -260,6 +260,7 @@ static int buf_flush(struct grb_buf *buf, enum grb_flush how, int journal)
 	}
 	if (remote) {
 		grb__remote_exit(buf);
+		grb__remote_moved(buf);
 		remote = 0;
 	}
 	ret = 0;

@@ -247,7 +247,10 @@ struct grb_buf_stats {
 	 * flush that moves the position, from whatever CPU, discards and
 	 * reservations made off the buffer's CPU, and reservations that
 	 * gave up after 16 aborts as above.  Each one cost a membarrier()
-	 * system call (docs/design.md section 25).
+	 * system call (docs/design.md section 25).  A flush or discard
+	 * that moves nothing (-ENODATA, -ENOBUFS, -EIO, -EBUSY) is not
+	 * counted, though one refused off the buffer's CPU, or a refused
+	 * GRB_FLUSH_EMPTY, may still have made the system call.
 	 */
 	uint64_t remote_commits;
 	uint64_t remote_moves;
