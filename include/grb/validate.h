@@ -30,7 +30,9 @@ struct grb_buf;
  * delivery of every closed sub-buffer, the sub-buffer ids (a permutation
  * of the physical sub-buffers, NOREF and lap as delivered), and the
  * accounting: written == read + overwritten + records still unread.
- * Return: 0 when all hold; -EUCLEAN when one does not; -EINVAL for NULL.
+ * Return: 0 when all hold; -EUCLEAN when one does not; -EINVAL for NULL;
+ * -ENOMEM when the checker cannot allocate its scratch map of the
+ * physical sub-buffers (the sub-buffer ids were then not checked).
  * Context: any thread, quiescent buffer.
  */
 GRB_API int grb_buf_validate(const struct grb_buf *buf, char *msg, size_t cap);
