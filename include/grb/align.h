@@ -5,7 +5,8 @@
  * Two families, because a ring buffer needs both:
  *
  *  - value/pointer alignment (grb_align, grb_align_floor, grb_ptr_align,
- *    grb_ptr_align_floor, grb_is_aligned) rounds an absolute quantity;
+ *    grb_ptr_align_floor, grb_is_aligned, grb_ptr_is_aligned) rounds or
+ *    tests an absolute quantity;
  *  - offset alignment (grb_offset_align, grb_offset_align_floor) answers
  *    "how many bytes must I skip (or back up) from this position so that
  *    the next object is aligned?", which is what a writer needs when it

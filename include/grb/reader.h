@@ -98,7 +98,8 @@ GRB_API int grb_reader_snapshot(struct grb_buf *buf, uint64_t *consumed,
  * overwritten or consumed (pos is behind the buffer); -ENODATA when
  * finalized and @pos is at or past the end; -EBUSY when a sub-buffer is
  * already held; -EINVAL when @pos is not sub-buffer aligned or NULL;
- * -EPERM when not open.
+ * -EBADMSG (a reader attached to shared buffers, grb/shm.h) when the
+ * mapping names no sub-buffer of the buffer; -EPERM when not open.
  * Ordering: acquire; pairs with the release in the delivering commit.
  */
 GRB_API int grb_reader_get_subbuf(struct grb_buf *buf, uint64_t pos);
@@ -114,8 +115,10 @@ GRB_API int grb_reader_put_subbuf(struct grb_buf *buf);
 /**
  * grb_reader_get_next - take the oldest unconsumed sub-buffer.
  *
- * Its records count as read from this call on (in overwrite mode the
- * consumed position moves now, as writers could otherwise push it).
+ * In overwrite mode its records count as read (grb_buf_stats.read) from
+ * this call on, and the consumed position moves now, as writers could
+ * otherwise push it; in discard mode both happen at
+ * grb_reader_put_next(), and until then writers cannot enter it.
  * Return: 0; -EAGAIN when none is delivered yet (flush, or wait);
  * -ENODATA when finalized and drained; -EBUSY when a sub-buffer is already
  * held; -EBADMSG (a reader attached to shared buffers, grb/shm.h) when
@@ -183,7 +186,11 @@ GRB_API int grb_reader_live(struct grb_buf *buf, struct grb_reader_subbuf *sb);
 
 /**
  * grb_reader_held - describe the held sub-buffer.
- * Return: 0; -EPERM when none is held; -EINVAL for NULL.
+ * Return: 0; -EPERM when none is held (or not open); -EINVAL for NULL;
+ * -EBADMSG (a reader attached to shared buffers, grb/shm.h) when the
+ * mapping names no sub-buffer, or a data size larger than one, for the
+ * held one.  grb_reader_read(), grb_reader_read_cstr() and
+ * grb_reader_record() start with this call and return its errors.
  */
 GRB_API int grb_reader_held(const struct grb_buf *buf, struct grb_reader_subbuf *sb);
 
@@ -195,7 +202,8 @@ GRB_API int grb_reader_held(const struct grb_buf *buf, struct grb_reader_subbuf 
  * @len: bytes to copy.
  * Return: 0; -ERANGE when [offset, offset + len) is not inside the data;
  * -EPERM when none is held; -EINVAL for a NULL @buf, or a NULL @dst with
- * a non-zero @len (an empty copy may name no destination).
+ * a non-zero @len (an empty copy may name no destination); -EBADMSG as
+ * grb_reader_held().
  */
 GRB_API int grb_reader_read(const struct grb_buf *buf, size_t offset, void *dst,
 		    size_t len);
@@ -211,7 +219,7 @@ GRB_API int grb_reader_read(const struct grb_buf *buf, size_t offset, void *dst,
  * Return: 0; -ERANGE when @offset is outside the data or no NUL ends the
  * string inside the data; -ENOBUFS when the string does not fit in @cap
  * (@dst then holds a truncated, terminated copy); -EPERM when none is
- * held; -EINVAL for NULL, or a @cap of 0.
+ * held; -EINVAL for NULL, or a @cap of 0; -EBADMSG as grb_reader_held().
  */
 GRB_API int grb_reader_read_cstr(const struct grb_buf *buf, size_t offset, char *dst,
 			 size_t cap, size_t *len);
@@ -225,14 +233,15 @@ GRB_API int grb_reader_read_cstr(const struct grb_buf *buf, size_t offset, char 
  * @rec: receives the record.
  * Return: 0; -ENODATA when @offset is at or past the end of the data;
  * -EINVAL when the bytes are not a record (or NULL arguments); -ENOTSUP
- * when the client has no decoder; -EPERM when none is held.
+ * when the client has no decoder; -EPERM when none is held; -EBADMSG as
+ * grb_reader_held().
  */
 GRB_API int grb_reader_record(const struct grb_buf *buf, size_t offset,
 		      struct grb_record *rec);
 
 /**
  * grb_reader_first_record - offset of the first record slot in a
- * sub-buffer: the client's sub-buffer header size.
+ * sub-buffer: the client's sub-buffer header size (0 for a NULL @buf).
  */
 GRB_API size_t grb_reader_first_record(const struct grb_buf *buf);
 
