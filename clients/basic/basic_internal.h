@@ -27,7 +27,8 @@ struct grb_basic_cursor {
 	const char *data;      /* the sub-buffer's bytes (held or live) */
 	size_t next;           /* offset of the next record slot */
 	size_t data_size;
-	uint64_t prev_ts;      /* last full timestamp, for expansion */
+	uint64_t prev_ts;      /* full timestamp of the sub-buffer's last
+				  record read, 0 at its start */
 	uint64_t consumed;     /* records consumed by this client */
 	uint64_t dropped;      /* records removed by reset */
 	uint64_t corrupt;      /* records skipped: their data did not decode */

@@ -148,6 +148,8 @@ static void cursor_take(struct grb_buf *buf, struct grb_basic_cursor *cur)
 	if (sb.pos != cur->live_pos) {
 		cur->taken = 0;
 		cur->next = grb_reader_first_record(buf);
+		/* Each sub-buffer decodes on its own (grb_basic_decode()). */
+		cur->prev_ts = 0;
 	} else if (cur->damaged) {
 		/* Damaged while read live: its rest is skipped and counted. */
 		cur->corrupt += sb.records - cur->taken;
@@ -175,6 +177,7 @@ static int cursor_live(struct grb_buf *buf, struct grb_basic_cursor *cur)
 		cur->taken = 0;
 		cur->damaged = 0;
 		cur->next = grb_reader_first_record(buf);
+		cur->prev_ts = 0;
 	}
 	cur->data = (const char *)sb.data;
 	cur->data_size = sb.data_size;
