@@ -170,8 +170,9 @@ struct grb_basic_event {
  * a record is readable once its sub-buffer closes (it fills, or a flush
  * or grb_channel_tick() closes it).
  * Return: 0; -EAGAIN when nothing is readable now; -ENODATA when
- * finalized and drained; -ENOBUFS when @cap < ev->len (the record stays,
- * ev is filled); -EINVAL for NULL or a bad @cpu; -EPERM after
+ * finalized and drained; -ENOBUFS when @cap < ev->len, or @dst is NULL
+ * and ev->len > 0 (the record stays, ev is filled); -EINVAL for NULL @b
+ * or @ev, or a bad @cpu; -EPERM after
  * grb_basic_release_readers(); -EIO when a record does not decode (memory overwritten by a
  * client bug): nothing then says where the next record starts, so the
  * rest of that sub-buffer is skipped and its records counted in
