@@ -139,7 +139,7 @@ struct grb_ctf_event_desc {
 
 struct grb_ctf_attr {
 	/* Channel name: stream files are NAME_CPU; shared files NAME.i.
-	 * 1 to 63 bytes of [A-Za-z0-9_.-]. */
+	 * 1 to 63 bytes of [A-Za-z0-9_.-], not "." or "..". */
 	const char *name;
 	size_t subbuf_size;      /* as struct grb_channel_attr */
 	size_t num_subbuf;
@@ -235,8 +235,9 @@ union grb_ctf_value {
  * compare-and-swap, writes them in place and commits.  Nothing is
  * allocated and nothing formatted.
  * Return: 0, or what grb_reserve() returns (the losses it counts appear
- * as discarded events); -EINVAL for a NULL argument, @ev of another
- * tracer, or a NULL array.
+ * as discarded events; -ESHUTDOWN once grb_ctf_stop() ran); -EINVAL for
+ * a NULL @t or @ev, NULL @values for a class with fields (a class
+ * without fields may pass NULL), @ev of another tracer, or a NULL array.
  * Context: any thread, signal handlers included.
  */
 GRB_API int grb_ctf_emit(struct grb_ctf *t, const struct grb_ctf_event *ev,
@@ -248,7 +249,8 @@ GRB_API int grb_ctf_emit(struct grb_ctf *t, const struct grb_ctf_event *ev,
  * their NUL.  For an event of fixed-size fields it is a packed C struct.
  * @len: payload bytes.
  * Return: as grb_ctf_emit(); -EINVAL also when @len does not match the
- * class (fixed-size fields) or a string's NUL is missing.
+ * class (fixed-size fields) or a string's NUL is missing, and for a NULL
+ * @payload with @len above 0 (a class without fields may pass NULL, 0).
  * Context: any thread, signal handlers included.
  */
 GRB_API int grb_ctf_emit_raw(struct grb_ctf *t, const struct grb_ctf_event *ev,
