@@ -85,6 +85,8 @@ static uint64_t self_start_time(void)
 	uint64_t start = grb_load_relaxed(&self_start);
 	char state;
 
+	/* A forked child must read its own again (after_fork_child()). */
+	pthread_once(&atfork_once, atfork_register);
 	if (start == 0 && grb__proc_stat(getpid(), &state, &start) == 0)
 		grb_store_relaxed(&self_start, start);
 	return start;
@@ -103,8 +105,12 @@ int grb__process_alive(int pid, uint64_t start)
 
 	if (pid <= 0)
 		return 0;
-	if (pid == getpid())
-		return 1;
+	/* This process, or a dead one whose pid it now has (a consumer
+	 * restarted after the writer died): the start time tells. */
+	if (pid == getpid()) {
+		now = self_start_time();
+		return start == 0 || now == 0 || now == start;
+	}
 	if (kill(pid, 0) != 0 && errno == ESRCH)
 		return 0;
 	/* It exists (perhaps as another user's): a zombie is dead, and a
@@ -165,17 +171,26 @@ struct grb_jslot *grb__journal_slot(struct grb_buf *buf)
 {
 	struct grb_jcache *c = &grb__jcache[buf->jkey & (GRB_JCACHE_SIZE - 1)];
 	struct grb_jslot *found = NULL, *s;
-	uint64_t me = self_owner(), owner, i;
+	uint64_t me = self_owner(), owner, i, self, start;
 	int pass;
 
 	if (!buf->journal)
 		return NULL;
-	pthread_once(&atfork_once, atfork_register);
+	self = self_start_time();
 	/* Ours already (another handle of the same mapping, or a cache
-	 * entry another buffer evicted)? */
-	for (i = 0; i < buf->nr_jslots && !found; i++)
-		if (grb_load_relaxed(&buf->journal[i].owner) == me)
-			found = &buf->journal[i];
+	 * entry another buffer evicted)?  A slot with our pid and tid but
+	 * another start time is a dead process's that had them: taking it
+	 * as ours would leave its start time on our entries, and the
+	 * recoverer would judge this live thread by the dead process.  It
+	 * is claimed below like any dead owner's, or left. */
+	for (i = 0; i < buf->nr_jslots && !found; i++) {
+		s = &buf->journal[i];
+		if (grb_load_relaxed(&s->owner) != me)
+			continue;
+		start = grb_load_relaxed(&s->start);
+		if (start == self || start == 0 || self == 0)
+			found = s;
+	}
 	/* A free one, else one whose thread is gone and left nothing. */
 	for (pass = 0; pass < 2 && !found; pass++) {
 		for (i = 0; i < buf->nr_jslots && !found; i++) {

@@ -10,8 +10,9 @@
 
 /*
  * Is process @pid, started at @start (0: unknown), still running?  A
- * zombie is not; a process that exists but whose /proc entry cannot be
- * read is taken as running.
+ * zombie is not, nor a process with that pid started at another time
+ * (this process included: a dead writer may have had its pid); a process
+ * that exists but whose /proc entry cannot be read is taken as running.
  */
 int grb__process_alive(int pid, uint64_t start);
 

@@ -13,15 +13,18 @@
  * sub-buffer that is closed but not delivered, and stayed so for the
  * deadline, it checks the journal: when every thread with a reservation
  * in it belongs to a process that is gone (no such pid, a zombie, or
- * another process with the same pid), it works out which of their bytes
- * were never committed, turns them into padding the client's decoder
- * skips (struct grb_client_cb.record_pad; the basic client has one) or
- * ends the sub-buffer before them, and delivers the sub-buffer.  Those
- * records are counted in lost_dead (grb_buf_stats); records committed
- * before the writer died are delivered as any others.
+ * another process with the same pid, the recovering process itself
+ * included, told apart by its start time in /proc/PID/stat), it works
+ * out which of their bytes were never committed, turns them into padding
+ * the client's decoder skips (struct grb_client_cb.record_pad; the basic
+ * client has one) or ends the sub-buffer before them, and delivers the
+ * sub-buffer.  Those records are counted in lost_dead (grb_buf_stats);
+ * records committed before the writer died are delivered as any others.
  *
  * A sub-buffer in which a live thread holds a reservation is left alone,
- * however long it takes: recovery never races with a live writer.
+ * however long it takes: recovery never races with a live writer, even
+ * one whose pid and thread id a dead writer had (it takes a journal slot
+ * of its own, with its own start time).
  *
  * Limits.  At most GRB_JOURNAL_SLOTS threads may write to one shared
  * buffer at a time (the slot of a thread that exited is claimed again);
@@ -36,7 +39,12 @@
  * relative to the dead record's: decoders expand it from the record
  * before the padding, which is exact unless the two are more than 2^32
  * clock units apart.  Only one process should recover a buffer at a
- * time (its reader).
+ * time (its reader).  The start time counts clock ticks (10 ms at
+ * USER_HZ 100): a pid reused within the tick in which the dead process
+ * started, or any reused pid when /proc cannot be read, is taken as the
+ * same process, alive, and its sub-buffers wait while that process
+ * lives.  Pids are the writers' as the recovering process sees them: the
+ * writers and the recoverer must share a pid namespace.
  */
 #ifndef GRB_RECOVER_H
 #define GRB_RECOVER_H
