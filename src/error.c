@@ -38,6 +38,7 @@ const char *grb_strerror(int err)
 	case -EPIPE:	return "the other end is closed";
 	case -ECONNRESET: return "connection reset by the peer";
 	case -ENOTSOCK:	return "not a socket";
+	case -ENOTCONN:	return "the socket has no peer";
 	case -EPROTOTYPE: return "shared buffers of another client or configuration";
 	case -EPROTONOSUPPORT: return "shared buffers of another layout version";
 	default:	return "unknown error";

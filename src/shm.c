@@ -354,12 +354,19 @@ int grb_channel_shm_fd(const struct grb_channel *chan, unsigned int i)
 	return chan->shm_fds[i];
 }
 
+/*
+ * The peer's credentials.  A socket without a peer (not connected, or
+ * not a UNIX socket) reports the invalid uid (uid_t)-1 rather than an
+ * error: that is -ENOTCONN, not a peer to refuse with -EPERM.
+ */
 static int peer_cred(int sock, struct ucred *cred)
 {
 	socklen_t len = sizeof(*cred);
 
 	if (getsockopt(sock, SOL_SOCKET, SO_PEERCRED, cred, &len) < 0)
 		return neg_errno();
+	if (cred->uid == (uid_t)-1)
+		return -ENOTCONN;
 	return 0;
 }
 

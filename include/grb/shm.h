@@ -180,9 +180,12 @@ GRB_API int grb_channel_attach_dir(const struct grb_config *cfg,
  * descriptors
  * (SCM_RIGHTS, in batches).
  * Return: 0, or
- *  -EINVAL  NULL @chan or a channel not in shared memory;
- *  -EPERM   the peer may not attach;
- *  -ENOTSOCK, -EPIPE, -ECONNRESET...  from the socket.
+ *  -EINVAL    NULL @chan or a channel not in shared memory;
+ *  -EPERM     the peer may not attach;
+ *  -ENOTCONN  @sock has no peer (not connected, or not a UNIX socket);
+ *  -EPIPE     the peer closed its end (no SIGPIPE: everything is sent
+ *             with MSG_NOSIGNAL);
+ *  -ENOTSOCK, -EBADF, -ECONNRESET...  from the socket.
  * Context: any thread.
  */
 GRB_API int grb_channel_send(const struct grb_channel *chan, int sock);
@@ -193,10 +196,13 @@ GRB_API int grb_channel_send(const struct grb_channel *chan, int sock);
  * @cfg, @client, @role, @out: as grb_channel_attach().
  *
  * Checks the sender's credentials (SO_PEERCRED: this process's effective
- * uid, or root).  The descriptors received are closed once mapped.
+ * uid, or root).  The descriptors received are closed once mapped, and
+ * when the attach fails (none is left open on any error).
  * Return: as grb_channel_attach(), or -EPERM for a sender that is neither,
- * -EBADMSG for a message that is not grb_channel_send()'s, -ECONNRESET
- * when the sender closed early, or the socket's errno.
+ * -ENOTCONN for a socket with no peer, -EBADMSG for a message that is not
+ * grb_channel_send()'s (its descriptors too few or too many among them),
+ * -EPROTONOSUPPORT for one of another version, -ECONNRESET when the
+ * sender closed early, or the socket's errno (-ENOTSOCK, -EBADF...).
  * Context: any thread.
  */
 GRB_API int grb_channel_recv(int sock, const struct grb_config *cfg,
@@ -211,7 +217,8 @@ GRB_API int grb_channel_recv(int sock, const struct grb_config *cfg,
  * @fds: receives a malloc()ed array of the descriptors, in buffer order;
  *       the caller closes each and frees the array.
  * @nr: receives their count.
- * Return: 0, or as grb_channel_recv() (nothing to free then).
+ * Return: 0, or as grb_channel_recv() (nothing to free then; -EINVAL
+ * for NULL @fds or @nr).
  */
 GRB_API int grb_channel_recv_fds(int sock, int **fds, unsigned int *nr);
 
