@@ -8,7 +8,11 @@
 #     (writer, seq) pair), and report no gap in discard mode;
 #  3. damaged copies of the files (cut short, bytes overwritten at random,
 #     a header's data_size made huge) must make grb-read report an error
-#     and exit 1, never crash.
+#     and exit 1, never crash;
+#  4. a bad command line, a path that is missing, an empty directory, a
+#     directory holding a directory, a file that is not a basic channel's
+#     and output that cannot be written: a non-zero status and a message
+#     naming the problem, the trace files untouched; --help exits 0.
 set -euo pipefail
 if [ $# -ne 3 ]; then
   echo "usage: $0 BASIC_THREADS GRB_READ discard|overwrite" >&2
@@ -119,4 +123,35 @@ for i in $(seq 1 100); do
   done
   run_damaged "random damage, round $i"
 done
-echo "check_grb_read: $mode: $consumed records, in order, once each; damaged files reported"
+
+# 4. Bad input.  bad_input WHAT PATTERN COMMAND...: COMMAND must exit
+#    non-zero (not by a signal) with PATTERN on stderr.
+bad_input() {
+  local what=$1 pat=$2 rc=0
+  shift 2
+  "$@" >"$work/bad.out" 2>"$work/bad.err" || rc=$?
+  [ "$rc" -ne 0 ] || fail "$what: exit status 0"
+  [ "$rc" -lt 128 ] || fail "$what: crashed (status $rc)"
+  grep -q -- "$pat" "$work/bad.err" ||
+    fail "$what: stderr does not say '$pat': $(head -n 3 "$work/bad.err")"
+}
+before=$(cat "$work/out"/* | md5sum)
+"$reader" --help >"$work/help.txt" || fail "--help: status $?"
+grep -q "^usage: grb-read" "$work/help.txt" || fail "--help prints no usage"
+bad_input "no PATH" "no PATH given" "$reader"
+bad_input "an unknown option" "unknown option '-z'" "$reader" -z "$work/out"
+bad_input "a missing path" "$work/none: No such file" "$reader" "$work/none"
+mkdir "$work/empty"
+bad_input "an empty directory" "empty: no files" "$reader" "$work/empty"
+mkdir "$work/nested" "$work/nested/sub"
+bad_input "a directory in the directory" "sub: not a regular file" \
+  "$reader" "$work/nested"
+head -c 200 /dev/zero | tr '\0' x >"$work/text"
+bad_input "a file that is not a basic channel's" "bad magic" \
+  "$reader" "$work/text"
+bad_input "output to a full disk" "writing the records: .*space" \
+  sh -c '"$1" "$2" >/dev/full' sh "$reader" "$work/out"
+[ "$(cat "$work/out"/* | md5sum)" = "$before" ] ||
+  fail "grb-read changed the files it read"
+
+echo "check_grb_read: $mode: $consumed records, in order, once each; damaged files and bad input reported"

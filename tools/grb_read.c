@@ -7,8 +7,11 @@
  * begins), merged across the files in timestamp order.
  *
  * Usage: grb-read [-q] PATH...
- *   PATH  a file, or a directory whose regular files are all read
+ *   PATH  a file, or a directory whose files are all read (dot files
+ *         left out; anything in it that is not a regular file, such as
+ *         a subdirectory, is reported)
  *   -q    print no records, only the notes and the summary
+ *   -h, --help  the usage, on stdout, exit status 0
  *
  * Each record is one line:
  *   <timestamp> cpu=<cpu> len=<bytes> text="<payload>" | hex=<payload>
@@ -21,7 +24,10 @@
  * The files are input, not trusted: every size and offset is checked
  * against the file before use.  A malformed file is reported on stderr
  * with where it went wrong, its records up to there are still printed,
- * and the exit status is 1.  Memory use is one sub-buffer per file.
+ * and the exit status is 1.  So is a PATH that does not exist or cannot
+ * be read, a directory with no file in it, and output that cannot be
+ * written (the records printed would be incomplete); a bad command line
+ * is 2.  Memory use is one sub-buffer per file.
  */
 #define _GNU_SOURCE
 #include <dirent.h>
@@ -327,7 +333,17 @@ static int add_dir(struct list *l, const char *dir)
 		failed = 1;
 		return 0;
 	}
-	while (ret == 0 && (e = readdir(d)) != NULL) {
+	while (ret == 0) {
+		errno = 0;      /* readdir() tells an error from the end so */
+		e = readdir(d);
+		if (!e) {
+			if (errno) {
+				fprintf(stderr, "grb-read: %s: %s\n", dir,
+					strerror(errno));
+				failed = 1;
+			}
+			break;
+		}
 		if (e->d_name[0] == '.')
 			continue;
 		more = realloc(names, (n + 1) * sizeof(*names));
@@ -338,6 +354,12 @@ static int add_dir(struct list *l, const char *dir)
 		n += ret == 0;
 	}
 	closedir(d);
+	if (ret == 0 && n == 0) {
+		/* No stream file at all: never what a channel leaves. */
+		fprintf(stderr, "grb-read: %s: no files in this directory\n",
+			dir);
+		failed = 1;
+	}
 	qsort(names, n, sizeof(*names), by_name);
 	for (i = 0; i < n; i++) {
 		snprintf(path, sizeof(path), "%s/%s", dir, names[i]);
@@ -390,11 +412,14 @@ int main(int argc, char **argv)
 			usage(stdout);
 			return 0;
 		} else {
+			fprintf(stderr, "grb-read: unknown option '%s'\n",
+				argv[a]);
 			usage(stderr);
 			return 2;
 		}
 	}
 	if (a == argc) {
+		fputs("grb-read: no PATH given\n", stderr);
 		usage(stderr);
 		return 2;
 	}
@@ -410,6 +435,13 @@ int main(int argc, char **argv)
 	}
 	count = merge(l.v, l.n);
 	summary(&l, count);
+	/* Output that did not all get out (a full disk, a closed pipe) must
+	 * not pass for the whole of it. */
+	if (fflush(stdout) || ferror(stdout)) {
+		fprintf(stderr, "grb-read: writing the records: %s\n",
+			errno ? strerror(errno) : "write error");
+		failed = 1;
+	}
 	for (i = 0; i < l.n; i++) {
 		close(l.v[i].fd);
 		free(l.v[i].sb);
