@@ -39,6 +39,11 @@ static const char usage[] =
 "    reader role whoever had it.  Records of a writer still alive in\n"
 "    an open sub-buffer are left there (reported as waiting).\n"
 "\n"
+"    OUTDIR is made if missing; a file already in it is never\n"
+"    overwritten (the run fails before reading anything, and leaves\n"
+"    no file of its own).  A packet that cannot be written stays in\n"
+"    the buffer, for another run.  The buffer files are not removed.\n"
+"\n"
 "OPTIONS\n"
 "    -p, --keep-padding  keep the grb:padding events in a CTF trace.\n"
 "    -q, --quiet         no summary line.\n"
@@ -47,7 +52,16 @@ static const char usage[] =
 "EXIT STATUS\n"
 "    0 the trace was written; 1 an error (a message says which);\n"
 "    2 usage; 3 written, but sub-buffers were left to live writers or\n"
-"    packets were damaged.\n";
+"    packets were damaged (said on stderr, even with -q).\n";
+
+/* A bad command line: what is wrong, then the synopsis. */
+static int bad_usage(const char *what, const char *arg)
+{
+	fprintf(stderr, "grb-crash: %s%s%s\nusage: grb-crash [-p] [-q] "
+		"DIR/NAME OUTDIR\n       grb-crash --help\n", what,
+		arg ? " " : "", arg ? arg : "");
+	return 2;
+}
 
 int main(int argc, char **argv)
 {
@@ -69,13 +83,16 @@ int main(int argc, char **argv)
 		case 'p': o.keep_padding = 1; break;
 		case 'q': quiet = 1; break;
 		case 'h': fputs(usage, stdout); return 0;
-		default: fputs(usage, stderr); return 2;
+		/* getopt_long() has named the option. */
+		default: return bad_usage("bad option", NULL);
 		}
 	}
-	if (optind != argc - 2) {
-		fputs(usage, stderr);
-		return 2;
-	}
+	if (optind == argc)
+		return bad_usage("DIR/NAME and OUTDIR are missing", NULL);
+	if (optind == argc - 1)
+		return bad_usage("OUTDIR is missing", NULL);
+	if (optind < argc - 2)
+		return bad_usage("extra argument", argv[optind + 2]);
 	snprintf(dir, sizeof(dir), "%s", argv[optind]);
 	slash = strrchr(dir, '/');
 	if (!slash || !slash[1]) {
@@ -107,5 +124,12 @@ int main(int argc, char **argv)
 		       (unsigned long long)r.waiting,
 		       (unsigned long long)r.damaged,
 		       (unsigned long long)r.bytes, o.outdir);
-	return (r.waiting || r.damaged) ? 3 : 0;
+	if (r.waiting || r.damaged) {
+		fprintf(stderr, "grb-crash: %s: the trace is incomplete: %llu "
+			"sub-buffers left to writers still alive, %llu packets "
+			"damaged\n", o.name, (unsigned long long)r.waiting,
+			(unsigned long long)r.damaged);
+		return 3;
+	}
+	return 0;
 }

@@ -163,7 +163,9 @@ static int load_metadata(struct job *j)
 	snprintf(path, sizeof(path), "%s/metadata", j->o->outdir);
 	fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
 	if (fd < 0) {
-		ret = fail(j, -errno, "%s: %s", path, strerror(errno));
+		ret = fail(j, -errno, "%s: %s", path, errno == EEXIST ?
+			   "exists (grb-crash does not overwrite a trace)" :
+			   strerror(errno));
 	} else {
 		ret = write_all(fd, text, got);
 		if (close(fd) && !ret)
@@ -175,10 +177,29 @@ static int load_metadata(struct job *j)
 	return ret;
 }
 
+/* The stream file of buffer @i. */
+static void out_path(const struct job *j, unsigned int i, char *path,
+		     size_t len)
+{
+	int cpu = grb_buf_cpu(grb_channel_buf(j->chan, i));
+
+	if (j->ctf)
+		snprintf(path, len, "%s/%s_%d", j->o->outdir, j->o->name,
+			 cpu < 0 ? 0 : cpu);
+	else
+		snprintf(path, len, "%s/stream_%u", j->o->outdir, i);
+}
+
+/*
+ * Create every stream file (never one that exists: O_EXCL).  When one
+ * cannot be, those made here are removed again: nothing was read from
+ * the buffers yet, so a run that fails here leaves no output behind.
+ */
 static int open_outputs(struct job *j)
 {
 	unsigned int n = grb_channel_nr_bufs(j->chan);
 	char path[4200];
+	int ret;
 
 	j->out = (struct out_stream *)calloc(n, sizeof(*j->out));
 	if (!j->out)
@@ -186,19 +207,21 @@ static int open_outputs(struct job *j)
 	for (unsigned int i = 0; i < n; i++)
 		j->out[i].fd = -1;
 	for (unsigned int i = 0; i < n; i++) {
-		int cpu = grb_buf_cpu(grb_channel_buf(j->chan, i));
-
-		if (j->ctf)
-			snprintf(path, sizeof(path), "%s/%s_%d", j->o->outdir,
-				 j->o->name, cpu < 0 ? 0 : cpu);
-		else
-			snprintf(path, sizeof(path), "%s/stream_%u",
-				 j->o->outdir, i);
+		out_path(j, i, path, sizeof(path));
 		j->out[i].fd = open(path, O_WRONLY | O_CREAT | O_EXCL |
 				    O_CLOEXEC, 0644);
-		if (j->out[i].fd < 0)
-			return fail(j, -errno, "%s: %s", path,
-				    strerror(errno));
+		if (j->out[i].fd >= 0)
+			continue;
+		ret = fail(j, -errno, "%s: %s", path, errno == EEXIST ?
+			   "exists (grb-crash does not overwrite a trace)" :
+			   strerror(errno));
+		while (i-- > 0) {
+			close(j->out[i].fd);
+			j->out[i].fd = -1;
+			out_path(j, i, path, sizeof(path));
+			unlink(path);
+		}
+		return ret;
 	}
 	return 0;
 }
@@ -318,11 +341,12 @@ static int drain_buf(struct job *j, unsigned int i)
 	/* What the dead reader held is the oldest sub-buffer: first. */
 	if (grb_reader_held(buf, &sb) == 0) {
 		ret = put_packet(j, i, buf);
+		/* Not written: stays held, for the next run to take over. */
+		if (ret)
+			return fail(j, ret, "buffer %u: writing: %s", i,
+				    strerror(-ret));
 		grb_reader_put_next(buf);
 		grb_reader_put_subbuf(buf);
-		if (ret)
-			return fail(j, ret, "buffer %u: %s", i,
-				    strerror(-ret));
 	}
 	/* Closed sub-buffers dead writers left, then the open one. */
 	grb_buf_recover(buf, 0, &info);
@@ -339,10 +363,11 @@ static int drain_buf(struct job *j, unsigned int i)
 			return fail(j, ret, "buffer %u: %s", i,
 				    grb_strerror(ret));
 		ret = put_packet(j, i, buf);
-		grb_reader_put_next(buf);
+		/* Not written: stays held, for the next run to take over. */
 		if (ret)
-			return fail(j, ret, "buffer %u: %s", i,
+			return fail(j, ret, "buffer %u: writing: %s", i,
 				    strerror(-ret));
+		grb_reader_put_next(buf);
 	}
 	ret = j->ctf ? end_ctf(j, i) : 0;
 	if (ret)
@@ -369,7 +394,8 @@ int salvage(const struct salvage_opts *o, struct salvage_report *r,
 	if (ret) {
 		fail(&j, ret, "%s/%s: %s (%d)", o->shm_dir, o->name,
 		     ret == -EPROTOTYPE ? "not a grb-ctf or grb-basic channel"
-		     : strerror(-ret), ret);
+		     : ret == -EBADMSG ? "not the files of a grb channel, or "
+		     "damaged" : strerror(-ret), ret);
 		return ret;
 	}
 	snprintf(r->client, sizeof(r->client), "%s",
@@ -386,6 +412,13 @@ int salvage(const struct salvage_opts *o, struct salvage_report *r,
 			goto out;
 	}
 	ret = open_outputs(&j);
+	if (ret && j.ctf) {
+		/* The metadata load_metadata() made: no trace after all. */
+		char path[4200];
+
+		snprintf(path, sizeof(path), "%s/metadata", o->outdir);
+		unlink(path);
+	}
 	if (ret)
 		goto out;
 	for (unsigned int i = 0; i < n && !ret; i++)
