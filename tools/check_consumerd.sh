@@ -14,6 +14,10 @@
 # Each time the consumer must exit 0 and print a summary per channel, and
 # grb-read of the stream files must print exactly the records the producer
 # says it wrote, none twice; the summary's count must agree.
+#  5. bad input: a bad command line, an OUTDIR that holds a trace or is a
+#     file, a socket path that is a file, a channel that is missing or is
+#     not one, an output directory that appears while it runs: a non-zero
+#     status and a message naming the problem, and no file touched.
 set -euo pipefail
 if [ $# -ne 3 ]; then
   echo "usage: $0 CONSUMERD PRODUCER GRB_READ" >&2
@@ -98,12 +102,13 @@ for k in 0 1; do
 done
 [ ! -e "$sock" ] || fail "the socket was not removed"
 
-# 4. Output that cannot be written (every stream file is /dev/full): the
-#    consumer reports the error and exits 1.
+# 4. Output that cannot be written (a file size limit of 1 KiB, with
+#    SIGXFSZ ignored so that write(2) and splice(2) fail with EFBIG): the
+#    consumer reports the error and exits 1.  (It never writes into files
+#    that exist, so /dev/full cannot stand in for them.)
 out=$work/out-full sock=$work/sock-full
-mkdir -p "$out/chan0"
-for i in $(seq 0 255); do ln -s /dev/full "$out/chan0/stream_$i"; done
-"$consumerd" -q -n 1 -t 20 -l "$sock" "$out" >"$work/c.txt" 2>"$work/c.err" &
+(trap '' XFSZ; ulimit -f 1
+ exec "$consumerd" -q -n 1 -t 20 -l "$sock" "$out" >"$work/c.txt" 2>"$work/c.err") &
 cpid=$!
 wait_socket "$sock"
 "$producer" "$sock" 2 20000 discard >"$work/p.txt" 2>&1 || fail "producer failed"
@@ -111,7 +116,75 @@ rc=0
 wait "$cpid" || rc=$?
 cpid=
 [ "$rc" -eq 1 ] || fail "a write error must exit 1 (status $rc)"
-grep -q "writing: .*space" "$work/c.err" ||
+grep -q "writing: File too large" "$work/c.err" ||
   fail "no write error reported: $(cat "$work/c.err")"
 "$consumerd" --help | grep -q "^SYNOPSIS" || fail "--help"
-echo "check_consumerd: exit, SIGKILL and SIGTERM cases drained every record"
+
+# 5. Bad input.  bad_input WHAT PATTERN ARG...: the consumer must exit
+#    non-zero (not by a signal, nor hang) with PATTERN on stderr.
+bad_input() {
+  local what=$1 pat=$2 rc=0
+  shift 2
+  timeout 20 "$consumerd" -q "$@" >"$work/bad.out" 2>"$work/bad.err" || rc=$?
+  [ "$rc" -ne 0 ] || fail "$what: exit status 0"
+  [ "$rc" -lt 124 ] || fail "$what: hung or crashed (status $rc)"
+  grep -q -- "$pat" "$work/bad.err" ||
+    fail "$what: stderr does not say '$pat': $(head -n 3 "$work/bad.err")"
+}
+s5=$work/sock5 o5=$work/out5
+bad_input "no argument" "-l SOCKET or -a DIR/NAME is needed"
+bad_input "an unknown option" "unrecognized option '--bogus'" --bogus -l "$s5" "$o5"
+bad_input "no OUTDIR" "OUTDIR is missing" -l "$s5"
+bad_input "an extra argument" "extra argument 'more'" -l "$s5" "$o5" more
+bad_input "-l and -a" "exclude each other" -l "$s5" -a "$work/x/y" "$o5"
+bad_input "-n with -a" "-n goes with -l" -n 1 -a "$work/x/y" "$o5"
+bad_input "-n not a number" "-n 'two': not a whole number" -n two -l "$s5" "$o5"
+bad_input "-n 0" "-n '0': not a whole number from 1" -n 0 -l "$s5" "$o5"
+bad_input "-t 0" "-t '0': not a whole number from 1" -t 0 -l "$s5" "$o5"
+bad_input "-t with a suffix" "-t '5s': not a whole number" -t 5s -l "$s5" "$o5"
+bad_input "-r negative" "-r '-1': not a whole number" -r -1 -l "$s5" "$o5"
+bad_input "-t too large" "not a whole number" -t 99999999999999999999 -l "$s5" "$o5"
+bad_input "-a without a slash" "-a 'chan': expected DIR/NAME" -a chan "$o5"
+[ ! -e "$o5" ] && [ ! -e "$s5" ] || fail "a bad command line left $o5 or $s5"
+# An OUTDIR that holds a trace (from 1): refused, not one byte changed.
+sums() { find "$1" -type f -exec md5sum {} + | sort; }
+before=$(sums "$work/out-exit")
+bad_input "an OUTDIR holding a trace" "out-exit: not empty" -n 1 -l "$s5" "$work/out-exit"
+[ "$(sums "$work/out-exit")" = "$before" ] || fail "a trace in OUTDIR was changed"
+[ ! -e "$s5" ] || fail "a refused OUTDIR left the socket $s5"
+echo keep >"$work/afile"
+bad_input "an OUTDIR that is a file" "afile: Not a directory" -n 1 -l "$s5" "$work/afile"
+bad_input "a socket path that is a file" "afile: exists and is not a socket" \
+  -n 1 -l "$work/afile" "$o5"
+[ "$(cat "$work/afile")" = keep ] || fail "a file given as a path was changed"
+[ ! -e "$o5" ] || fail "a refused socket path left $o5"
+# --attach: a channel that does not exist, files that are not a channel
+# (not removed), an OUTDIR/NAME that holds a trace (checked first).
+bad_input "--attach to nothing" "nothing/ch: no such file" -a "$work/nothing/ch" "$o5"
+mkdir "$work/junk"
+head -c 8192 /dev/urandom >"$work/junk/ch.0"
+cp "$work/junk/ch.0" "$work/junk.copy"
+bad_input "--attach to files that are not a channel" "junk/ch: malformed" -a "$work/junk/ch" "$o5"
+cmp -s "$work/junk/ch.0" "$work/junk.copy" || fail "--attach changed or removed $work/junk/ch.0"
+[ ! -e "$o5" ] || fail "a refused --attach left $o5"
+mkdir -p "$o5/ch" && echo keep >"$o5/ch/ch_0"
+bad_input "--attach into a trace" "out5/ch: not empty" -a "$work/junk/ch" "$o5"
+[ "$(cat "$o5/ch/ch_0")" = keep ] || fail "--attach changed $o5/ch/ch_0"
+# A producer's output directory that appears after the start (as a
+# second consumer would make it): the producer is refused, counted by -n,
+# the file left alone, and the status is 1.
+out=$work/out-race sock=$work/sock-race
+"$consumerd" -q -n 1 -t 20 -l "$sock" "$out" >"$work/c.txt" 2>"$work/c.err" &
+cpid=$!
+wait_socket "$sock"
+mkdir "$out/chan0" && echo keep >"$out/chan0/stream_0"
+"$producer" "$sock" 2 1000 discard >"$work/p.txt" 2>&1 || true
+rc=0
+timeout 20 tail --pid="$cpid" -f /dev/null || fail "a refused producer left the consumer running (-n 1)"
+wait "$cpid" || rc=$?
+cpid=
+[ "$rc" -eq 1 ] || fail "a refused producer must make the status 1 (status $rc)"
+grep -q "chan0: not empty" "$work/c.err" ||
+  fail "no error for an existing chan0: $(cat "$work/c.err")"
+[ "$(cat "$out/chan0/stream_0")" = keep ] || fail "an existing stream file was changed"
+echo "check_consumerd: exit, SIGKILL and SIGTERM cases drained every record; bad input refused"

@@ -3,13 +3,18 @@
 # client's three ways out, read by babeltrace2 (and babeltrace 1.5):
 #  1. the tracer's own writer thread (ctf_tracer -o);
 #  2. buffers in shared memory drained by grb-consumerd --attach, while
-#     the producer writes and after it stopped;
+#     the producer writes and after it stopped, and by a second consumer
+#     after the first was stopped (2c);
 #  3. a producer killed with SIGKILL, its trace rebuilt by grb-crash:
 #     while it writes, and after it stopped (3b).
 # In 1, 2 and 3b the events printed must be exactly the events the tracer
 # says it wrote, and the discarded-events warnings must add up to what it
 # says it refused; in 3 babeltrace2 must read the rebuilt trace without
 # an error (test_ctf_crash checks that case event by event).
+#  4. grb-crash on bad input (a bad command line, a channel that is
+#     missing or is not one, an OUTDIR already holding a file it would
+#     write): a non-zero status and a message naming the problem, nothing
+#     overwritten, and (3b) nothing read from the buffers before it fails.
 set -euo pipefail
 tracer=$1 consumerd=$2 crash=$3
 command -v babeltrace2 >/dev/null || { echo "SKIP: no babeltrace2"; exit 77; }
@@ -59,6 +64,26 @@ wait "$cons" || fail "grb-consumerd failed: $(cat "$work/consumerd.txt")"
 kill -USR1 "$PROD_PID"; wait "$PROD_PID" || fail "producer failed"
 check_counts "$work/out/ctf" "$out"
 
+# 2c. A consumer stopped with SIGTERM while the producer lives, then
+# another: the first gives the reader role back, so the second attaches
+# (not "busy") and drains every event.
+mkdir "$work/shm5"
+coproc PROD { exec "$tracer" -s "$work/shm5" -t 2 -n 30000 -w; }
+read -r line <&"${PROD[0]}"; [ "$line" = ready ] || fail "producer: $line"
+"$consumerd" -q -t 20 -a "$work/shm5/ctf" "$work/out5a" > "$work/consumerd5a.txt" 2>&1 &
+cons=$!
+sleep 0.3
+kill -TERM "$cons"
+wait "$cons" || fail "grb-consumerd (first) failed after SIGTERM: $(cat "$work/consumerd5a.txt")"
+"$consumerd" -q -t 20 -a "$work/shm5/ctf" "$work/out5b" > "$work/consumerd5b.txt" 2>&1 &
+cons=$!
+sleep 0.3
+kill -USR1 "$PROD_PID"
+read -r out <&"${PROD[0]}"
+wait "$cons" || fail "grb-consumerd (second) failed: $(cat "$work/consumerd5b.txt")"
+kill -USR1 "$PROD_PID"; wait "$PROD_PID" || fail "producer failed"
+check_counts "$work/out5b/ctf" "$out"
+
 # 2b. The same, but grb-consumerd attaches only after the producer has
 # stopped.  With no reader the buffers fill in the first round; -f
 # flushes them, so the whole second round is refused after each stream's
@@ -97,5 +122,42 @@ read -r line <&"${PROD[0]}"; [ "$line" = ready ] || fail "producer: $line"
 kill -USR1 "$PROD_PID"
 read -r out <&"${PROD[0]}"
 kill -9 "$PROD_PID"; wait "$PROD_PID" 2>/dev/null || true
+# First into an OUTDIR that already holds a metadata file: refused before
+# reading a packet, the file untouched, no file of its own left behind.
+bad_input() {   # WHAT PATTERN STATUS ARG...: grb-crash exits STATUS
+  local what=$1 pat=$2 want=$3 rc=0
+  shift 3
+  "$crash" "$@" >"$work/bad.out" 2>"$work/bad.err" || rc=$?
+  [ "$rc" -eq "$want" ] || fail "grb-crash: $what: status $rc, not $want"
+  grep -q -- "$pat" "$work/bad.err" ||
+    fail "grb-crash: $what: stderr does not say '$pat': $(head -n 3 "$work/bad.err")"
+}
+mkdir "$work/taken" && echo keep >"$work/taken/metadata"
+bad_input "an OUTDIR holding a trace" "taken/metadata: exists" 1 \
+  "$work/shm4/ctf" "$work/taken"
+[ "$(cat "$work/taken/metadata")" = keep ] || fail "grb-crash overwrote a metadata file"
+[ "$(ls "$work/taken")" = metadata ] || fail "grb-crash left files in a refused OUTDIR: $(ls "$work/taken")"
+# A stream file in the way: the metadata it wrote is removed again.
+mkdir "$work/taken2" && echo keep >"$work/taken2/ctf_0"
+bad_input "a stream file in the way" "taken2/ctf_0: exists" 1 \
+  "$work/shm4/ctf" "$work/taken2"
+[ "$(ls "$work/taken2")" = ctf_0 ] && [ "$(cat "$work/taken2/ctf_0")" = keep ] ||
+  fail "grb-crash changed a refused OUTDIR: $(ls "$work/taken2")"
 "$crash" "$work/shm4/ctf" "$work/crash4" > /dev/null || fail "grb-crash failed"
 check_counts "$work/crash4" "$out"
+
+# 4. Bad input.
+"$crash" --help | grep -q "^SYNOPSIS" || fail "grb-crash --help"
+bad_input "no argument" "DIR/NAME and OUTDIR are missing" 2
+bad_input "no OUTDIR" "OUTDIR is missing" 2 "$work/shm4/ctf"
+bad_input "an extra argument" "extra argument more" 2 "$work/shm4/ctf" "$work/c5" more
+bad_input "an unknown option" "unrecognized option '--bogus'" 2 --bogus "$work/shm4/ctf" "$work/c5"
+bad_input "no DIR/" "ctf: expected DIR/NAME" 2 ctf "$work/c5"
+bad_input "a missing channel" "nothing/ctf: No such file" 1 "$work/nothing/ctf" "$work/c5"
+mkdir "$work/junk"
+head -c 8192 /dev/urandom >"$work/junk/ch.0"
+cp "$work/junk/ch.0" "$work/junk.copy"
+bad_input "files that are not a channel" "junk/ch: not the files of a grb channel" 1 \
+  "$work/junk/ch" "$work/c5"
+cmp -s "$work/junk/ch.0" "$work/junk.copy" || fail "grb-crash changed or removed junk/ch.0"
+[ ! -e "$work/c5" ] || fail "grb-crash made an OUTDIR on bad input"

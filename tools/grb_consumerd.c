@@ -13,6 +13,7 @@
  * SIGKILL alike), handles SIGINT/SIGTERM and prints progress.
  */
 #define _GNU_SOURCE
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <getopt.h>
@@ -28,6 +29,7 @@
 #include <sys/un.h>
 #include <time.h>
 #include <unistd.h>
+#include <limits.h>
 
 #include "grb/basic.h"
 #include "grb/ctf.h"
@@ -64,6 +66,11 @@ static const char usage[] =
 "    its counts and detaches.  On SIGINT or SIGTERM it does the same for\n"
 "    every channel and exits.\n"
 "\n"
+"    It writes a new trace and never overwrites one: with --listen,\n"
+"    OUTDIR must not exist or be an empty directory; with --attach,\n"
+"    OUTDIR/NAME must not exist or be empty (OUTDIR is made if missing).\n"
+"    It never removes the shared buffers it reads.\n"
+"\n"
 "    A writer process killed between reserve and commit leaves its\n"
 "    sub-buffer incomplete.  Every period, a sub-buffer that has stayed\n"
 "    incomplete for the recovery deadline and whose unfinished writers\n"
@@ -74,15 +81,20 @@ static const char usage[] =
 "\n"
 "OPTIONS\n"
 "    -l, --listen SOCKET  accept producers on the UNIX socket SOCKET (made\n"
-"                         0600; removed at exit).  Each connection sends\n"
-"                         one channel with grb_channel_send() and keeps\n"
-"                         the connection open while it writes.\n"
+"                         0600; removed at exit; a file already there\n"
+"                         that is not a socket is an error).  Each\n"
+"                         connection sends one channel with\n"
+"                         grb_channel_send() and keeps the connection\n"
+"                         open while it writes.\n"
 "    -a, --attach DIR/NAME attach to the files of the channel NAME that\n"
 "                         a producer created under DIR; ends when the\n"
 "                         producer finalizes it, or on a signal.\n"
-"    -n, --count N        with --listen, exit once N producers have come\n"
-"                         and gone (default: run until a signal).\n"
-"    -t, --tick MS        flush period in milliseconds (default 100).\n"
+"    -n, --count N        with --listen, exit once N producers (N >= 1)\n"
+"                         have come and gone, a producer whose channel\n"
+"                         was refused included (default: run until a\n"
+"                         signal).\n"
+"    -t, --tick MS        flush period in milliseconds, 1 or more\n"
+"                         (default 100).\n"
 "    -r, --recover-after MS  recovery deadline in milliseconds (default\n"
 "                         1000; 0: as soon as the writers are dead).\n"
 "    -q, --quiet          no progress line on the terminal.\n"
@@ -96,7 +108,8 @@ static const char usage[] =
 "      nesting=N overwritten=O dead=D, S sub-buffers recovered\n"
 "\n"
 "EXIT STATUS\n"
-"    0 when every channel was drained; 1 on an error (printed).\n";
+"    0 when every channel was drained; 1 on an error (printed), a bad\n"
+"    command line, or a producer's channel that was refused.\n";
 
 /* One stream file of a CTF trace. */
 struct ctf_stream {
@@ -134,6 +147,75 @@ static uint64_t recover_ns = 1000 * 1000000ull;
 static volatile sig_atomic_t stop;
 static int quiet;
 static const char *outdir;
+
+/* A bad command line: what is wrong, then the synopsis. */
+static int bad_usage(const char *fmt, const char *arg)
+{
+	fputs("grb-consumerd: ", stderr);
+	fprintf(stderr, fmt, arg);
+	fputs("\nusage: grb-consumerd [-t MS] [-r MS] [-n N] [-q] -l SOCKET "
+	      "OUTDIR\n       grb-consumerd [-t MS] [-r MS] [-q] -a DIR/NAME "
+	      "OUTDIR\n       grb-consumerd --help\n", stderr);
+	return 1;
+}
+
+/* A whole decimal number in [min, max]: no sign, no suffix, no overflow. */
+static int parse_num(const char *arg, const char *opt, uint64_t min,
+		     uint64_t max, uint64_t *out)
+{
+	unsigned long long v;
+	char *end;
+
+	errno = 0;
+	v = arg[0] >= '0' && arg[0] <= '9' ? strtoull(arg, &end, 10) : 0;
+	if (arg[0] < '0' || arg[0] > '9' || errno || *end || v < min ||
+	    v > max) {
+		fprintf(stderr, "grb-consumerd: %s '%s': not a whole number "
+			"from %llu to %llu\n", opt, arg,
+			(unsigned long long)min, (unsigned long long)max);
+		return -1;
+	}
+	*out = v;
+	return 0;
+}
+
+/*
+ * A directory to write a new trace in: made when missing (its parent must
+ * exist), accepted when empty; anything else is refused, so that an
+ * earlier trace is never overwritten.  @make 0: only check.
+ * Return: 0; -EEXIST when it holds something; -ENOTDIR; another -errno.
+ */
+static int fresh_dir(const char *path, int make)
+{
+	struct dirent *e;
+	struct stat st;
+	DIR *d;
+	int ret = 0;
+
+	if (stat(path, &st) < 0) {
+		if (errno != ENOENT || !make)
+			return errno == ENOENT ? 0 : -errno;
+		return mkdir(path, 0700) < 0 ? -errno : 0;
+	}
+	if (!S_ISDIR(st.st_mode))
+		return -ENOTDIR;
+	if (access(path, W_OK | X_OK) < 0)
+		return -errno;
+	d = opendir(path);
+	if (!d)
+		return -errno;
+	while (ret == 0 && (e = readdir(d)) != NULL)
+		if (strcmp(e->d_name, ".") && strcmp(e->d_name, ".."))
+			ret = -EEXIST;
+	closedir(d);
+	return ret;
+}
+
+static const char *dir_error(int ret)
+{
+	return ret == -EEXIST ? "not empty (grb-consumerd writes a new trace "
+		"and does not overwrite one)" : strerror(-ret);
+}
 
 static void on_signal(int sig)
 {
@@ -425,7 +507,7 @@ static int start_channel(struct grb_channel *chan, const char *name,
 			 int conn, const char *meta_src)
 {
 	struct chan_state *cs;
-	unsigned int i, n = grb_channel_nr_bufs(chan);
+	unsigned int i, n = grb_channel_nr_bufs(chan), opened = 0, files = 0;
 	char path[4200];
 	int ret;
 
@@ -441,9 +523,12 @@ static int start_channel(struct grb_channel *chan, const char *name,
 	cs->conn = conn;
 	snprintf(cs->name, sizeof(cs->name), "%s", name);
 	snprintf(cs->dir, sizeof(cs->dir), "%s/%s", outdir, name);
-	if (mkdir(cs->dir, 0700) < 0 && errno != EEXIST) {
-		ret = -errno;
-		goto fail;
+	ret = fresh_dir(cs->dir, 1);
+	if (ret) {
+		fprintf(stderr, "grb-consumerd: %s: %s\n", cs->dir,
+			dir_error(ret));
+		free(cs);
+		return ret;
 	}
 	cs->out = (int *)calloc(n, sizeof(int));
 	cs->st = (struct ctf_stream *)calloc(n, sizeof(*cs->st));
@@ -462,6 +547,7 @@ static int start_channel(struct grb_channel *chan, const char *name,
 		ret = grb_reader_open(grb_channel_buf(chan, i));
 		if (ret)
 			goto fail;
+		opened++;
 		if (cs->ctf) {
 			int cpu = grb_buf_cpu(grb_channel_buf(chan, i));
 
@@ -471,12 +557,14 @@ static int start_channel(struct grb_channel *chan, const char *name,
 			snprintf(path, sizeof(path), "%s/stream_%u", cs->dir,
 				 i);
 		}
-		cs->out[i] = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC,
+		/* O_EXCL: the directory was empty; never truncate a file. */
+		cs->out[i] = open(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC,
 				  0600);
 		if (cs->out[i] < 0) {
 			ret = -errno;
 			goto fail;
 		}
+		files++;
 	}
 	ret = pthread_create(&cs->tid, NULL, consume, cs);
 	if (ret) {
@@ -487,6 +575,11 @@ static int start_channel(struct grb_channel *chan, const char *name,
 	return 0;
 fail:
 	fprintf(stderr, "grb-consumerd: %s: %s\n", name, grb_strerror(ret));
+	/* Nothing was read yet: give back what was taken. */
+	for (i = 0; i < files; i++)
+		close(cs->out[i]);
+	for (i = 0; i < opened; i++)
+		grb_reader_release(grb_channel_buf(chan, i));
 	free(cs->out);
 	free(cs->st);
 	free(cs);
@@ -507,11 +600,17 @@ static int finish_channel(struct chan_state *cs)
 		close(cs->out[i]);
 	if (cs->conn >= 0)
 		close(cs->conn);
+	/* Give the reader role back (destroy only unmaps): a consumer
+	 * started after this one, on a channel still being written, can
+	 * then open the buffers. */
+	for (i = 0; i < grb_channel_nr_bufs(cs->chan); i++)
+		grb_reader_release(grb_channel_buf(cs->chan, i));
 	grb_channel_destroy(cs->chan);
 	return cs->err;
 }
 
-static void accept_producer(int lsock, unsigned int *seen)
+/* Return: 1 a producer's channel was refused (reported), else 0. */
+static int accept_producer(int lsock, unsigned int *seen)
 {
 	struct grb_channel *chan;
 	unsigned int nr, i;
@@ -520,7 +619,7 @@ static void accept_producer(int lsock, unsigned int *seen)
 
 	conn = accept4(lsock, NULL, NULL, SOCK_CLOEXEC);
 	if (conn < 0)
-		return;
+		return 0;
 	ret = grb_channel_recv_fds(conn, &fds, &nr);
 	if (!ret) {
 		ret = attach_basic(fds, nr, &chan);
@@ -532,13 +631,15 @@ static void accept_producer(int lsock, unsigned int *seen)
 		fprintf(stderr, "grb-consumerd: a producer's channel: %s\n",
 			grb_strerror(ret));
 		close(conn);
-		return;
+		return 1;
 	}
 	snprintf(name, sizeof(name), "chan%u", (*seen)++);
 	if (start_channel(chan, name, conn, NULL)) {
 		grb_channel_destroy(chan);
 		close(conn);
+		return 1;
 	}
+	return 0;
 }
 
 static void progress(int64_t *last_t, uint64_t *last_read)
@@ -596,10 +697,11 @@ int main(int argc, char **argv)
 	struct sockaddr_un sa;
 	struct sigaction act;
 	struct pollfd pfd[MAX_CHANS + 1];
-	unsigned int seen = 0, count = 0, gone = 0, i, np;
-	uint64_t last_read = 0;
+	unsigned int seen = 0, gone = 0, refused = 0, i, np;
+	uint64_t last_read = 0, count = 0, ms;
 	int64_t last_t = now_ns();
 	int lsock = -1, c, status = 0, bound;
+	struct stat sst;
 	mode_t old_mask;
 	char buf[1];
 
@@ -607,24 +709,51 @@ int main(int argc, char **argv)
 		switch (c) {
 		case 'l': listen_path = optarg; break;
 		case 'a': attach = optarg; break;
-		case 'n': count = (unsigned int)strtoul(optarg, NULL, 10); break;
-		case 'r': recover_ns = strtoull(optarg, NULL, 10) * 1000000ull;
+		case 'n':
+			if (parse_num(optarg, "-n", 1, UINT_MAX, &count))
+				return 1;
 			break;
-		case 't': tick_ns = strtoull(optarg, NULL, 10) * 1000000ull;
-			  break;
+		case 'r':
+			if (parse_num(optarg, "-r", 0, UINT64_MAX / 1000000,
+				      &ms))
+				return 1;
+			recover_ns = ms * 1000000ull;
+			break;
+		case 't':
+			if (parse_num(optarg, "-t", 1, UINT64_MAX / 1000000,
+				      &ms))
+				return 1;
+			tick_ns = ms * 1000000ull;
+			break;
 		case 'q': quiet = 1; break;
 		case 'h': fputs(usage, stdout); return 0;
-		default: fputs(usage, stderr); return 1;
+		/* getopt_long() has named the option. */
+		default: return bad_usage("%s", "bad option");
 		}
 	}
-	if (optind != argc - 1 || !listen_path == !attach || tick_ns == 0) {
-		fputs(usage, stderr);
+	if (!listen_path == !attach)
+		return bad_usage("%s", listen_path ? "-l and -a exclude each "
+				 "other" : "-l SOCKET or -a DIR/NAME is needed");
+	if (attach && count)
+		return bad_usage("%s", "-n goes with -l, not -a");
+	if (optind == argc)
+		return bad_usage("%s", "OUTDIR is missing");
+	if (optind < argc - 1)
+		return bad_usage("extra argument '%s'", argv[optind + 1]);
+	/* The socket is bound under a temporary name and renamed over
+	 * LISTEN_PATH: only a socket (one a consumer left) may be there. */
+	if (listen_path && lstat(listen_path, &sst) == 0 &&
+	    !S_ISSOCK(sst.st_mode)) {
+		fprintf(stderr, "grb-consumerd: %s: exists and is not a "
+			"socket; not replaced\n", listen_path);
 		return 1;
 	}
 	outdir = argv[optind];
-	if (mkdir(outdir, 0700) < 0 && errno != EEXIST) {
-		fprintf(stderr, "grb-consumerd: %s: %s\n", outdir,
-			strerror(errno));
+	/* Listening: OUTDIR is the trace.  Attaching: OUTDIR/NAME is, made
+	 * once the channel is known to be one (start_channel()). */
+	c = listen_path ? fresh_dir(outdir, 1) : 0;
+	if (c) {
+		fprintf(stderr, "grb-consumerd: %s: %s\n", outdir, dir_error(c));
 		return 1;
 	}
 	memset(&act, 0, sizeof(act));
@@ -640,11 +769,21 @@ int main(int argc, char **argv)
 
 		snprintf(dir, sizeof(dir), "%s", attach);
 		slash = strrchr(dir, '/');
-		if (!slash) {
-			fputs(usage, stderr);
+		if (!slash || !slash[1])
+			return bad_usage("-a '%s': expected DIR/NAME", attach);
+		*slash = 0;
+		if (!dir[0])
+			snprintf(dir, sizeof(dir), "/");
+		/* Refuse an OUTDIR/NAME in use before touching the channel. */
+		snprintf(meta, sizeof(meta), "%s/%s", outdir, slash + 1);
+		ret = fresh_dir(meta, 0);
+		if (ret) {
+			fprintf(stderr, "grb-consumerd: %s: %s\n", meta,
+				dir_error(ret));
 			return 1;
 		}
-		*slash = 0;
+		meta[0] = 0;
+		ret = -EPROTOTYPE;
 		for (a = 0; a < 2 && ret == -EPROTOTYPE; a++)
 			for (m = 0; m < 2 && ret == -EPROTOTYPE; m++)
 				for (k = 0; k < 2 && ret == -EPROTOTYPE; k++)
@@ -677,7 +816,14 @@ int main(int argc, char **argv)
 				}
 		if (ret) {
 			fprintf(stderr, "grb-consumerd: %s: %s\n", attach,
-				grb_strerror(ret));
+				ret == -EPROTOTYPE ? "not a grb-basic or grb-ctf "
+				"channel" : grb_strerror(ret));
+			return 1;
+		}
+		if (mkdir(outdir, 0700) < 0 && errno != EEXIST) {
+			fprintf(stderr, "grb-consumerd: %s: %s\n", outdir,
+				strerror(errno));
+			grb_channel_destroy(chan);
 			return 1;
 		}
 		if (start_channel(chan, slash + 1, -1, meta[0] ? meta : NULL)) {
@@ -693,7 +839,8 @@ int main(int argc, char **argv)
 		 * listens: a producer that sees the path can connect.
 		 */
 		if (strlen(listen_path) + 4 >= sizeof(sa.sun_path)) {
-			fprintf(stderr, "grb-consumerd: socket path too long\n");
+			fprintf(stderr, "grb-consumerd: %s: socket path too "
+				"long\n", listen_path);
 			return 1;
 		}
 		snprintf(sa.sun_path, sizeof(sa.sun_path), "%s.tmp",
@@ -723,8 +870,11 @@ int main(int argc, char **argv)
 				pfd[np++] = (struct pollfd){ chans[i]->conn,
 							     POLLIN, 0 };
 		poll(pfd, np, 200);
-		if (lsock >= 0 && (pfd[0].revents & POLLIN))
-			accept_producer(lsock, &seen);
+		if (lsock >= 0 && (pfd[0].revents & POLLIN) &&
+		    accept_producer(lsock, &seen)) {
+			refused++;
+			status = 1;
+		}
 		/* A producer's connection that ends (EOF or error) or a
 		 * channel that finished on its own (finalized). */
 		for (i = 0; i < nchans; i++) {
@@ -748,7 +898,7 @@ int main(int argc, char **argv)
 		}
 		if (attach && gone == nchans)
 			break;
-		if (count && gone >= count)
+		if (count && gone + refused >= count)
 			break;
 		progress(&last_t, &last_read);
 	}
