@@ -31,10 +31,17 @@
  * one beyond is refused with -EBUSY and counted in lost_nesting.  A
  * signal handler that reserves in a shared buffer must commit (or
  * discard) before it returns, not hand its context to another thread.
- * A dead record's bytes are known only from the commit counter's sum:
- * when two writers died in the same sub-buffer and more than one set of
- * their reservations adds up to what is missing, the union is damaged,
- * which may take a committed record with it (counted in `ambiguous`).
+ * Recovery works out at most 24 pieces of dead reservations in one
+ * sub-buffer (a record, or the padding or header of a sub-buffer switch
+ * that was under way), at most 20 of them uncertain (a reservation
+ * whose CAS may not have happened, a commit that may have): a
+ * sub-buffer in which more writers died holding reservations, such as
+ * 25 writer processes killed at once while writing to it, is left
+ * stuck (counted in `waiting`).  A dead record's bytes are known only
+ * from the commit counter's sum: when two writers died in the same
+ * sub-buffer and more than one set of their reservations adds up to what
+ * is missing, the union is damaged, which may take a committed record
+ * with it (counted in `ambiguous`).
  * A record that follows padding may have a compressed timestamp taken
  * relative to the dead record's: decoders expand it from the record
  * before the padding, which is exact unless the two are more than 2^32
