@@ -165,8 +165,7 @@ static void test_create_args(void)
 	/*
 	 * Both at their maximum pass each bound alone, but a buffer of 2^62
 	 * bytes would bring positions near wrapping; creation caps
-	 * log2(size) + log2(count) at 48.  (channel.h does not list this
-	 * case among the -EINVAL reasons.)
+	 * log2(size) + log2(count) at 48 (channel.h: more than 2^48 bytes).
 	 */
 	attr.subbuf_size = (size_t)GRB_SUBBUF_SIZE_MAX;
 	attr.num_subbuf = (size_t)GRB_NUM_SUBBUF_MAX;
