@@ -20,62 +20,16 @@
 #include <string.h>
 
 #include "check.h"
+#include "lenrec.h"
 #include "grb/grb.h"
 #include "grb/iter.h"
 
 #define SB 4096
-#define FULL UINT32_C(0x80000000)
+#define FULL LENREC_FULL
 #define TS_BITS 16
 
-static uint64_t now_val;
-
-static uint64_t test_clock(void)
-{
-	return now_val;
-}
-
-static size_t rec_header(const struct grb_config *cfg, size_t offset,
-			 size_t *pre, const struct grb_ctx *ctx)
-{
-	(void)cfg;
-	*pre = grb_offset_align(offset, 4);
-	return *pre + 4 + ((ctx->rflags & GRB_RFLAG_FULL_TIMESTAMP) ? 8 : 4);
-}
-
-static int rec_decode(const struct grb_config *cfg, const void *subbuf,
-		      size_t offset, size_t data_size, struct grb_record *rec)
-{
-	const char *p = (const char *)subbuf;
-	size_t at = offset + grb_offset_align(offset, 4);
-	uint32_t word, low;
-
-	(void)cfg;
-	if (at + 8 > data_size)
-		return -EINVAL;
-	memcpy(&word, p + at, 4);
-	rec->offset = at;
-	rec->rflags = 0;
-	if (word & FULL) {
-		if (at + 12 > data_size)
-			return -EINVAL;
-		memcpy(&rec->timestamp, p + at + 4, 8);
-		rec->header_len = 12;
-		rec->rflags = GRB_RFLAG_FULL_TIMESTAMP;
-	} else {
-		memcpy(&low, p + at + 4, 4);
-		rec->timestamp = low;
-		rec->header_len = 8;
-	}
-	rec->payload_off = at + rec->header_len;
-	rec->payload_len = word & ~FULL;
-	if (rec->payload_len > data_size - rec->payload_off)
-		return -EINVAL;
-	rec->next = rec->payload_off + rec->payload_len;
-	return 0;
-}
-
-#define CB { .clock_read = test_clock, .record_header_size = rec_header, \
-	     .record_decode = rec_decode }
+#define CB { .clock_read = lenrec_clock, .record_header_size = lenrec_header, \
+	     .record_decode = lenrec_decode }
 
 static const struct grb_config chan_disc = {
 	GRB_ALLOC_PER_CHANNEL, GRB_MODE_DISCARD, TS_BITS, CB, 0 };
@@ -92,7 +46,7 @@ static int put(const struct grb_config *cfg, struct grb_channel *chan,
 	uint32_t word, low;
 	int ret;
 
-	now_val = ts;
+	lenrec_now = ts;
 	ret = grb_reserve(cfg, chan, &ctx);
 	if (ret)
 		return ret;
@@ -353,7 +307,7 @@ static void test_merge(void)
 	CHECK_EQ(grb_chan_iter_next(ci, &r), -EAGAIN);
 	/* Closing the idle buffer's sub-buffer (what the tick does) tells
 	 * the merge it writes nothing before 800. */
-	now_val = 800;
+	lenrec_now = 800;
 	CHECK_EQ(grb_buf_flush(grb_channel_buf(chan, (unsigned int)cpus[0]),
 			       GRB_FLUSH_ACTIVE), 0);
 	CHECK_EQ(grb_chan_iter_next(ci, &r), 0);
@@ -361,7 +315,7 @@ static void test_merge(void)
 	/* Idle with nothing open: an empty sub-buffer does the same. */
 	put_on(chan, cpus[1], 11, 820);
 	CHECK_EQ(grb_chan_iter_next(ci, &r), -EAGAIN);
-	now_val = 830;
+	lenrec_now = 830;
 	CHECK_EQ(grb_buf_flush(grb_channel_buf(chan, (unsigned int)cpus[0]),
 			       GRB_FLUSH_EMPTY), 0);
 	CHECK_EQ(grb_chan_iter_next(ci, &r), 0);
@@ -371,7 +325,7 @@ static void test_merge(void)
 	put_on(chan, cpus[1], 9, 900);
 	CHECK_EQ(grb_buf_flush(grb_channel_buf(chan, (unsigned int)cpus[1]),
 			       GRB_FLUSH_ACTIVE), 0);
-	now_val = 950;
+	lenrec_now = 950;
 	CHECK_EQ(grb_buf_flush(grb_channel_buf(chan, (unsigned int)cpus[0]),
 			       GRB_FLUSH_EMPTY), 0);
 	CHECK_EQ(grb_chan_iter_next(ci, &r), 0);
@@ -399,8 +353,8 @@ static void test_merge_clockless(void)
 {
 	static const struct grb_config nots = {
 		GRB_ALLOC_PER_CPU, GRB_MODE_DISCARD, 0,
-		{ .record_header_size = rec_header,
-		  .record_decode = rec_decode }, 0 };
+		{ .record_header_size = lenrec_header,
+		  .record_decode = lenrec_decode }, 0 };
 	struct grb_chan_iter *ci;
 	struct grb_iter_record r;
 	struct grb_channel *chan;
@@ -445,7 +399,7 @@ static void test_undecodable(void)
 	int i;
 
 	CHECK_EQ(put(&chan_disc, chan, 1, 10), 0);
-	now_val = 11;
+	lenrec_now = 11;
 	CHECK_EQ(grb_reserve(&chan_disc, chan, &ctx), 0);
 	grb_write(&chan_disc, &ctx, &bad, 4);   /* a length past the end */
 	grb_write_fill(&chan_disc, &ctx, 0, 12);
@@ -474,7 +428,7 @@ static void test_undecodable(void)
 	b = grb_channel_buf(chan, 0);
 	CHECK_EQ(put(&chan_disc, chan, 1, 10), 0);
 	ctx = (struct grb_ctx)GRB_CTX_INIT(8, 4);
-	now_val = 11;
+	lenrec_now = 11;
 	CHECK_EQ(grb_reserve(&chan_disc, chan, &ctx), 0);
 	grb_write(&chan_disc, &ctx, &bad, 4);
 	grb_write_fill(&chan_disc, &ctx, 0, 12);
@@ -506,7 +460,7 @@ static void test_undecodable(void)
 	chan = create(&chan_disc, 8);
 	CHECK_EQ(put(&chan_disc, chan, 1, 10), 0);
 	ctx = (struct grb_ctx)GRB_CTX_INIT(8, 4);
-	now_val = 11;
+	lenrec_now = 11;
 	CHECK_EQ(grb_reserve(&chan_disc, chan, &ctx), 0);
 	grb_write(&chan_disc, &ctx, &bad, 4);
 	grb_write_fill(&chan_disc, &ctx, 0, 12);

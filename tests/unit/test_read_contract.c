@@ -29,6 +29,7 @@
 #include <unistd.h>
 
 #include "check.h"
+#include "lenrec.h"
 #include "grb/grb.h"
 #include "grb/iter.h"
 #include "grb/output.h"
@@ -36,58 +37,8 @@
 #include "grb/wait.h"
 
 #define SB 4096
-#define FULL UINT32_C(0x80000000)
+#define FULL LENREC_FULL
 #define TS_BITS 16
-
-/* The test clock: the value the next reservation reads. */
-static uint64_t now_val;
-
-static uint64_t test_clock(void)
-{
-	return now_val;
-}
-
-/* Record: u32 length (bit 31: full timestamp), u32 or u64 timestamp,
- * then the payload. */
-static size_t rec_header(const struct grb_config *cfg, size_t offset,
-			 size_t *pre, const struct grb_ctx *ctx)
-{
-	(void)cfg;
-	*pre = grb_offset_align(offset, 4);
-	return *pre + 4 + ((ctx->rflags & GRB_RFLAG_FULL_TIMESTAMP) ? 8 : 4);
-}
-
-static int rec_decode(const struct grb_config *cfg, const void *subbuf,
-		      size_t offset, size_t data_size, struct grb_record *rec)
-{
-	const char *p = (const char *)subbuf;
-	size_t at = offset + grb_offset_align(offset, 4);
-	uint32_t word, low;
-
-	(void)cfg;
-	if (at + 8 > data_size)
-		return -EINVAL;
-	memcpy(&word, p + at, 4);
-	rec->offset = at;
-	rec->rflags = 0;
-	if (word & FULL) {
-		if (at + 12 > data_size)
-			return -EINVAL;
-		memcpy(&rec->timestamp, p + at + 4, 8);
-		rec->header_len = 12;
-		rec->rflags = GRB_RFLAG_FULL_TIMESTAMP;
-	} else {
-		memcpy(&low, p + at + 4, 4);
-		rec->timestamp = low;
-		rec->header_len = 8;
-	}
-	rec->payload_off = at + rec->header_len;
-	rec->payload_len = word & ~FULL;
-	if (rec->payload_len > data_size - rec->payload_off)
-		return -EINVAL;
-	rec->next = rec->payload_off + rec->payload_len;
-	return 0;
-}
 
 /* The thread that ran buffer_end last, and how many times it ran. */
 static pthread_t end_thread;
@@ -103,8 +54,8 @@ static void on_buffer_end(struct grb_buf *buf, void *header,
 	end_calls++;
 }
 
-#define CB { .clock_read = test_clock, .record_header_size = rec_header, \
-	     .record_decode = rec_decode }
+#define CB { .clock_read = lenrec_clock, .record_header_size = lenrec_header, \
+	     .record_decode = lenrec_decode }
 
 static const struct grb_config chan_disc = {
 	GRB_ALLOC_PER_CHANNEL, GRB_MODE_DISCARD, TS_BITS, CB, 0 };
@@ -114,11 +65,11 @@ static const struct grb_config cpu_disc = {
 	GRB_ALLOC_PER_CPU, GRB_MODE_DISCARD, TS_BITS, CB, 0 };
 static const struct grb_config cpu_nots = {
 	GRB_ALLOC_PER_CPU, GRB_MODE_DISCARD, 0,
-	{ .record_header_size = rec_header, .record_decode = rec_decode }, 0 };
+	{ .record_header_size = lenrec_header, .record_decode = lenrec_decode }, 0 };
 static const struct grb_config chan_end = {
 	GRB_ALLOC_PER_CHANNEL, GRB_MODE_DISCARD, TS_BITS,
-	{ .clock_read = test_clock, .record_header_size = rec_header,
-	  .buffer_end = on_buffer_end, .record_decode = rec_decode }, 0 };
+	{ .clock_read = lenrec_clock, .record_header_size = lenrec_header,
+	  .buffer_end = on_buffer_end, .record_decode = lenrec_decode }, 0 };
 
 /* Write a record whose payload is `tag` (8 bytes), at clock value ts. */
 static int put(const struct grb_config *cfg, struct grb_channel *chan,
@@ -128,7 +79,7 @@ static int put(const struct grb_config *cfg, struct grb_channel *chan,
 	uint32_t word = 8, low;
 	int ret;
 
-	now_val = ts;
+	lenrec_now = ts;
 	ret = grb_reserve(cfg, chan, &ctx);
 	if (ret)
 		return ret;
@@ -480,7 +431,7 @@ static struct grb_channel *with_bad_record(void)
 	struct grb_channel *chan = create(&chan_disc, 4);
 
 	CHECK_EQ(put(&chan_disc, chan, 1, 10), 0);
-	now_val = 11;
+	lenrec_now = 11;
 	put_bad(&chan_disc, chan);
 	CHECK_EQ(put(&chan_disc, chan, 2, 12), 0);
 	CHECK_EQ(grb_channel_flush(chan, GRB_FLUSH_ACTIVE), 0);
