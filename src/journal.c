@@ -182,7 +182,13 @@ struct grb_jslot *grb__journal_slot(struct grb_buf *buf)
 	 * another start time is a dead process's that had them: taking it
 	 * as ours would leave its start time on our entries, and the
 	 * recoverer would judge this live thread by the dead process.  It
-	 * is claimed below like any dead owner's, or left. */
+	 * is claimed below like any dead owner's, or left.  Relaxed loads:
+	 * an owner word equal to ours was stored by this thread (program
+	 * order shows us its start) or by a dead process.  A stale start
+	 * of that process's is 0 ("unknown": the slot is taken as ours and
+	 * judged alive while this process lives) or an earlier owner's
+	 * (not ours: claimed below as a dead owner's, only once idle), so
+	 * no choice lets recovery run under a live thread. */
 	for (i = 0; i < buf->nr_jslots && !found; i++) {
 		s = &buf->journal[i];
 		if (grb_load_relaxed(&s->owner) != me)
