@@ -35,9 +35,17 @@ struct piece {
 	uint64_t ts;            /* the entry's reservation timestamp */
 };
 
-/* Candidates one stuck sub-buffer may have; more and it waits. */
-#define MAX_PIECES 24
-/* Unknown pieces the subset search takes (2^20 subsets at most). */
+/*
+ * Pieces one journal entry can name in a sub-buffer (padding, header,
+ * record, a discard's close): the piece array is sized for every entry
+ * of the journal, so that no number of dead writers overflows it.
+ */
+#define PIECES_PER_ENTRY 4
+/*
+ * Unknown pieces the subset search takes, once those that overlap a
+ * forced piece are set aside (2^20 subsets at most); more and the
+ * sub-buffer waits.
+ */
 #define MAX_UNKNOWN 20
 
 /* Processes looked up during one call: liveness by pid and start. */
@@ -72,22 +80,38 @@ static uint64_t now_ns(void)
 	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
 }
 
-/* Add the pieces of [lo, hi) (within one sub-buffer) to p[]. */
-static int add_piece(struct piece *p, unsigned int *n, uint64_t a, uint64_t b,
+/*
+ * The pieces of one stuck sub-buffer, with the scratch the search needs:
+ * room for PIECES_PER_ENTRY per journal entry, allocated once per
+ * grb_buf_recover() call that has a sub-buffer to work on.
+ */
+struct piece_set {
+	struct piece *p;
+	int *dmg;               /* choose()'s candidate marks, one per piece */
+	unsigned int *fidx;     /* choose()'s forced pieces, by index */
+	unsigned int n, cap;
+};
+
+/* Add the piece [a, b) clipped to the sub-buffer [L, E), if it meets it.
+ * Return: -1 if the set is full (a journal that names more entries than
+ * it has: the mapping is inconsistent), else 0. */
+static int add_piece(struct piece_set *ps, uint64_t a, uint64_t b,
 		     enum piece_kind kind, enum piece_known known,
 		     uint64_t L, uint64_t E, uint64_t ts)
 {
+	struct piece *q;
+
 	if (b <= a || b <= L || a >= E)
 		return 0;
-	if (*n >= MAX_PIECES)
+	if (ps->n >= ps->cap)
 		return -1;
-	p[*n].a = a < L ? L : a;
-	p[*n].b = b > E ? E : b;
-	p[*n].kind = kind;
-	p[*n].known = known;
-	p[*n].damaged = 0;
-	p[*n].ts = ts;
-	(*n)++;
+	q = &ps->p[ps->n++];
+	q->a = a < L ? L : a;
+	q->b = b > E ? E : b;
+	q->kind = kind;
+	q->known = known;
+	q->damaged = 0;
+	q->ts = ts;
 	return 0;
 }
 
@@ -101,7 +125,7 @@ static int add_piece(struct piece *p, unsigned int *n, uint64_t a, uint64_t b,
 static int entry_pieces(const struct grb_buf *buf, uint64_t state,
 			uint64_t old, uint64_t begin, uint64_t end,
 			uint64_t xend, uint64_t ts, uint64_t L, uint64_t E,
-			struct piece *p, unsigned int *n)
+			struct piece_set *ps)
 {
 	uint64_t open_at = grb__subbuf_trunc(buf, begin);
 	int tent = state == GRB_J_TENTATIVE;
@@ -109,19 +133,19 @@ static int entry_pieces(const struct grb_buf *buf, uint64_t state,
 
 	if (tent) {
 		if (old < open_at)
-			ret |= add_piece(p, n, old, open_at, P_PAD, K_UNKNOWN,
+			ret |= add_piece(ps, old, open_at, P_PAD, K_UNKNOWN,
 					 L, E, ts);
 		if (old <= open_at && open_at < begin)
-			ret |= add_piece(p, n, open_at, begin, P_HDR,
+			ret |= add_piece(ps, open_at, begin, P_HDR,
 					 K_UNKNOWN, L, E, ts);
 		else if (open_at < old && old < begin)
-			ret |= add_piece(p, n, old, begin, P_HDR, K_UNKNOWN,
+			ret |= add_piece(ps, old, begin, P_HDR, K_UNKNOWN,
 					 L, E, ts);
 	}
-	ret |= add_piece(p, n, begin, end, P_REC,
+	ret |= add_piece(ps, begin, end, P_REC,
 			 state == GRB_J_OWNED ? K_FORCED : K_UNKNOWN, L, E, ts);
 	if (xend > end)
-		ret |= add_piece(p, n, end, xend, P_XPAD, K_UNKNOWN, L, E, ts);
+		ret |= add_piece(ps, end, xend, P_XPAD, K_UNKNOWN, L, E, ts);
 	return ret;
 }
 
@@ -215,49 +239,73 @@ static uint64_t damaged_bytes(const struct piece *p, unsigned int n)
 
 /*
  * Which unknown pieces were never committed?  The forced ones were not;
- * the rest must be pairwise disjoint and add up to the missing bytes.
- * When several sets match and the client decodes records, the sets
- * whose sub-buffer does not decode (walk_ok()) are dropped.
+ * the rest must be pairwise disjoint, disjoint from the forced ones, and
+ * add up with them to the missing bytes.  An unknown piece that overlaps
+ * a forced one is in no such set, so it is set aside before the search,
+ * which then runs over at most MAX_UNKNOWN pieces.  When several sets
+ * match and the client decodes records, the sets whose sub-buffer does
+ * not decode (walk_ok()) are dropped.  ps->p[] is sorted by position.
  * Return: the number of matching sets left (0, 1, or 2 for "more than
  * one"), with every piece of any of them marked damaged.
  */
-static int choose(struct piece *p, unsigned int n, uint64_t missing,
+static int choose(struct piece_set *ps, uint64_t missing,
 		  const struct lap_view *v)
 {
-	unsigned int idx[MAX_UNKNOWN], nu = 0, i, j, k, nm = 0, kept;
-	uint64_t forced = 0, mask, sum, hit = 0, masks[MAX_MATCHES];
-	int dmg[MAX_PIECES], ok, overflow = 0;
+	struct piece *p = ps->p;
+	unsigned int n = ps->n, idx[MAX_UNKNOWN], nu = 0, nf = 0, fp = 0;
+	unsigned int i, j, k, nm = 0, kept;
+	uint64_t forced = 0, fend = 0, mask, sum, hit = 0, masks[MAX_MATCHES];
+	uint32_t ov[MAX_UNKNOWN];
+	int *dmg = ps->dmg, ok, overflow = 0;
 
+	/* The forced pieces, in position order, must be disjoint: they
+	 * all were left uncommitted.  Their indices go to ps->fidx[]. */
 	for (i = 0; i < n; i++) {
-		if (p[i].known == K_FORCED) {
-			forced += p[i].b - p[i].a;
-			for (j = 0; j < i; j++)
-				if (p[j].known == K_FORCED &&
-				    overlaps(&p[i], &p[j]))
-					return 0;
-		} else if (nu < MAX_UNKNOWN) {
-			idx[nu++] = i;
-		} else {
+		if (p[i].known != K_FORCED)
+			continue;
+		if (p[i].a < fend)
 			return 0;
-		}
+		forced += p[i].b - p[i].a;
+		fend = p[i].b;
+		ps->fidx[nf++] = i;
 	}
 	if (forced > missing)
 		return 0;
+	/*
+	 * The unknown pieces that overlap no forced one.  Disjoint and
+	 * sorted by start, the forced pieces are sorted by end too: those
+	 * ending at or before this piece's start end before every later
+	 * piece's start, and of the rest only the first can overlap it.
+	 */
+	for (i = 0; i < n; i++) {
+		if (p[i].known == K_FORCED)
+			continue;
+		while (fp < nf && p[ps->fidx[fp]].b <= p[i].a)
+			fp++;
+		if (fp < nf && p[ps->fidx[fp]].a < p[i].b)
+			continue;
+		if (nu == MAX_UNKNOWN)
+			return 0;
+		idx[nu++] = i;
+	}
+	/* ov[j]: the candidates before j that overlap it. */
+	for (j = 0; j < nu; j++) {
+		ov[j] = 0;
+		for (k = 0; k < j; k++)
+			if (overlaps(&p[idx[j]], &p[idx[k]]))
+				ov[j] |= UINT32_C(1) << k;
+	}
 	for (mask = 0; mask < (UINT64_C(1) << nu); mask++) {
 		sum = forced;
 		ok = 1;
-		for (j = 0; j < nu && ok; j++) {
+		for (j = 0; j < nu; j++) {
 			if (!(mask >> j & 1))
 				continue;
+			if (mask & ov[j]) {
+				ok = 0;
+				break;
+			}
 			sum += p[idx[j]].b - p[idx[j]].a;
-			for (k = 0; k < n && ok; k++)
-				if (p[k].known == K_FORCED &&
-				    overlaps(&p[idx[j]], &p[k]))
-					ok = 0;
-			for (k = 0; k < j && ok; k++)
-				if ((mask >> k & 1) &&
-				    overlaps(&p[idx[j]], &p[idx[k]]))
-					ok = 0;
 		}
 		if (!ok || sum != missing)
 			continue;
@@ -420,16 +468,16 @@ static int stuck_lap(const struct grb_buf *buf, uint64_t L)
  */
 static int recover_one(const struct grb_config *cfg, struct grb_buf *buf,
 		       uint64_t L, uint64_t pos, struct alive_cache *ac,
-		       struct grb_recover_info *info)
+		       struct piece_set *ps, struct grb_recover_info *info)
 {
 	uint64_t E = L + buf->subbuf_size, slot = grb__slot(buf, L);
 	uint64_t c, missing, w, st, old, begin, end, xend, owner, phys;
-	struct piece p[MAX_PIECES];
-	unsigned int n = 0, i, k, records = 0;
+	unsigned int i, k, records = 0;
 	struct grb_recover_info done;
 	struct lap_view v;
 	int m, checked;
 
+	ps->n = 0;
 	/*
 	 * The mapping is another process's: what would make the writer's
 	 * code below loop or index out of range is checked first.  The
@@ -503,7 +551,7 @@ again:
 			if (begin < old || end < begin ||
 			    entry_pieces(buf, st, old, begin, end, xend,
 					 grb_load_relaxed(&s->e[k].ts), L, E,
-					 p, &n))
+					 ps))
 				return 0;
 		}
 	}
@@ -518,7 +566,7 @@ again:
 		 * come round to the slot).  The dead process's stores are
 		 * all visible: the kernel ended it before /proc said so.
 		 */
-		if (n == 0 || !stuck_lap(buf, L))
+		if (ps->n == 0 || !stuck_lap(buf, L))
 			return 0;
 		/* Overwrite mode: a deliverer that died after publishing the
 		 * id left only cc_sb to store; the reader may already have
@@ -539,7 +587,7 @@ again:
 		grb_load_acquire(&buf->ids[slot]) & GRB_ID_INDEX_MASK : slot;
 	if (phys >= buf->nr_phys)
 		return 0;
-	qsort(p, n, sizeof(*p), cmp_piece);
+	qsort(ps->p, ps->n, sizeof(*ps->p), cmp_piece);
 	v.cfg = cfg;
 	v.buf = buf;
 	v.L = L;
@@ -547,7 +595,7 @@ again:
 	v.records = (c + missing - grb_load_acquire(&buf->cold[slot].cc_sb) -
 		     buf->subbuf_size) >> 32;
 	v.cold_ds = grb_load_relaxed(&buf->cold[slot].data_size);
-	m = choose(p, n, missing, &v);
+	m = choose(ps, missing, &v);
 	if (m == 0)
 		return 0;
 	phys = cfg->mode == GRB_MODE_OVERWRITE ?
@@ -557,9 +605,9 @@ again:
 		return 0;
 	/* Counted in @info only once the CAS below makes it ours. */
 	memset(&done, 0, sizeof(done));
-	repair(cfg, buf, L, phys, p, n, &done);
-	for (i = 0; i < n; i++)
-		if (p[i].damaged && p[i].kind == P_REC)
+	repair(cfg, buf, L, phys, ps->p, ps->n, &done);
+	for (i = 0; i < ps->n; i++)
+		if (ps->p[i].damaged && ps->p[i].kind == P_REC)
 			records++;
 	/* acq_rel, as a commit: the repair's stores are published with the
 	 * counter, and a CAS, so that one recoverer wins. */
@@ -573,6 +621,29 @@ again:
 	info->subbufs++;
 	grb__deliver(cfg, buf, c + missing, L);
 	return 1;
+}
+
+/* Room for every piece a journal of nr_jslots slots can name. */
+static int pieces_alloc(struct piece_set *ps, unsigned int nr_jslots)
+{
+	ps->n = 0;
+	ps->cap = nr_jslots * GRB_JOURNAL_ENTRIES * PIECES_PER_ENTRY;
+	ps->p = malloc(ps->cap * sizeof(*ps->p) + 1);
+	ps->dmg = malloc(ps->cap * sizeof(*ps->dmg) + 1);
+	ps->fidx = malloc(ps->cap * sizeof(*ps->fidx) + 1);
+	if (ps->p && ps->dmg && ps->fidx)
+		return 0;
+	free(ps->p);
+	free(ps->dmg);
+	free(ps->fidx);
+	return -1;
+}
+
+static void pieces_free(struct piece_set *ps)
+{
+	free(ps->p);
+	free(ps->dmg);
+	free(ps->fidx);
 }
 
 /*
@@ -614,6 +685,7 @@ int grb_buf_recover(struct grb_buf *buf, uint64_t deadline_ns,
 	const struct grb_config *cfg;
 	struct grb_recover_info local;
 	struct alive_cache ac;
+	struct piece_set ps;
 	uint64_t pos, top, L, k, first = UINT64_MAX, upto, t;
 	int stuck = 0, done = 0;
 
@@ -658,17 +730,20 @@ int grb_buf_recover(struct grb_buf *buf, uint64_t deadline_ns,
 		info->waiting = (uint64_t)stuck;
 		return 0;
 	}
+	if (pieces_alloc(&ps, (unsigned int)buf->nr_jslots))
+		return -ENOMEM;
 	for (k = buf->buf_size >> buf->subbuf_order; k >= 1; k--) {
 		if (top < k * buf->subbuf_size)
 			continue;
 		L = top - k * buf->subbuf_size;
 		if (!stuck_lap(buf, L))
 			continue;
-		if (recover_one(cfg, buf, L, pos, &ac, info))
+		if (recover_one(cfg, buf, L, pos, &ac, &ps, info))
 			done++;
 		else
 			info->waiting++;
 	}
+	pieces_free(&ps);
 	if (info->waiting == 0)
 		free_dead_entries(buf, top, &ac);
 	else

@@ -31,12 +31,13 @@
  * one beyond is refused with -EBUSY and counted in lost_nesting.  A
  * signal handler that reserves in a shared buffer must commit (or
  * discard) before it returns, not hand its context to another thread.
- * Recovery works out at most 24 pieces of dead reservations in one
- * sub-buffer (a record, or the padding or header of a sub-buffer switch
- * that was under way), at most 20 of them uncertain (a reservation
- * whose CAS may not have happened, a commit that may have): a
- * sub-buffer in which more writers died holding reservations, such as
- * 25 writer processes killed at once while writing to it, is left
+ * Recovery takes any number of dead reservations in one sub-buffer (a
+ * writer killed between reserve and commit leaves a record certainly
+ * uncommitted), but at most 20 uncertain pieces (a reservation whose
+ * CAS may not have happened, a commit that may have, or the padding or
+ * header of a sub-buffer switch that was under way) besides those that
+ * overlap a certainly uncommitted one: a sub-buffer with more, such as
+ * 21 writers killed between their journal entry and their CAS, is left
  * stuck (counted in `waiting`).  A dead record's bytes are known only
  * from the commit counter's sum: when two writers died in the same
  * sub-buffer and more than one set of their reservations adds up to what
@@ -96,7 +97,9 @@ struct grb_recover_info {
  * @info: receives what the call did (may be NULL).
  * Return: the number of sub-buffers delivered (0 when none needed it or
  * none could be); -EINVAL for NULL @buf; -EOPNOTSUPP for a private
- * channel's buffer (its writers die with its reader).
+ * channel's buffer (its writers die with its reader); -ENOMEM when the
+ * scratch for a stuck sub-buffer (about 150 KiB, freed before the call
+ * returns) cannot be allocated: nothing was changed.
  * Context: one thread per buffer at a time; never concurrently with
  * another process recovering the same buffer.  Not signal-safe.  Reads
  * /proc and calls kill(pid, 0) for the pids in the journal.

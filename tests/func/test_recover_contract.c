@@ -11,7 +11,7 @@
  *    clock kept per handle; the stuck sub-buffers after the oldest done
  *    in the same call; grb_channel_recover() summing its buffers; a
  *    signal handler's committed record inside a dead reservation;
- *    24 dead writers in one sub-buffer (the bound); info.bytes exact;
+ *    100 dead writers in one sub-buffer; info.bytes exact;
  *    timestamps after the padding still in order;
  *  - shared channels: the client name's length bound, file modes
  *    whatever the umask, files allocated, -EEXIST on a later buffer
@@ -50,7 +50,9 @@
 #include "grb/shm.h"
 #include "tclient.h"
 
-#define NDEAD 24                /* dead writers in one sub-buffer: the bound */
+/* Dead writers in one sub-buffer: beyond the old bound of 24 pieces,
+ * within the journal's GRB_JOURNAL_SLOTS threads. */
+#define NDEAD 100
 #define CLIENT "tclient"
 #define SB 4096
 
@@ -439,9 +441,9 @@ static void recover_signal_nested(void)
 
 /*
  * "when every thread with a reservation in it belongs to a process that
- * is gone, it ... delivers the sub-buffer", up to the bound the Limits
- * paragraph gives: NDEAD (24) writer processes die holding reservations
- * in one sub-buffer (a process group killed at once).
+ * is gone, it ... delivers the sub-buffer", however many died holding
+ * one: NDEAD (100) writer processes die holding reservations in one
+ * sub-buffer (a process group killed at once).
  */
 static void recover_many_dead(void)
 {
