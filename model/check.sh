@@ -126,6 +126,23 @@ checks=(
   "mutant-rseq-no-claim fail=dlv\\[ safety -DOVERWRITE=0 -DRSEQ=1 -DNESTED=0 -DSIZE_B=1 -DFLUSH_EMPTY=0 -DRSEQ_MIG=2 -DRSEQ_NMIG=1 -DMUTANT_RSEQ_NO_CLAIM"
   "mutant-rseq-migrated-local fail=invalid safety -DOVERWRITE=0 -DRSEQ=1 -DNESTED=0 -DSIZE_B=1 -DFLUSH_EMPTY=0 -DRSEQ_MIG=2 -DRSEQ_NMIG=1 -DMUTANT_RSEQ_MIGRATED_LOCAL"
   "mutant-rseq-slow-plain-cas fail=owner\\[ safety -DOVERWRITE=0 -DRSEQ=1 -DFLUSH_EMPTY=0 -DRSEQ_NMIG=1 -DRSEQ_MIG=2 -DMUTANT_RSEQ_SLOW_PLAIN_CAS"
+  # grb_write_record() (EARLY_ENTER, design.md section 25.9): every
+  # writer's fast path reads the slot's id before its reservation, on
+  # the atomic path and on the per-CPU path; with one sub-buffer
+  # (NSB=1, 1-byte records) a lap's opener and a second writer share a
+  # sub-buffer whose previous lap the reader may still swap out.  A
+  # mutant per new step: no NOREF test, and a ph read early kept for a
+  # reservation made elsewhere afterwards.
+  "early-ovw           pass safety   -DOVERWRITE=1 -DEARLY_ENTER=1"
+  "early-one-sb-ovw    pass safety   -DOVERWRITE=1 -DEARLY_ENTER=1 -DNSB=1 -DSIZE_B=1"
+  "early-dis           pass safety   -DOVERWRITE=0 -DEARLY_ENTER=1"
+  "early-progress-ovw  pass progress -DOVERWRITE=1 -DEARLY_ENTER=1"
+  "rseq-early-ovw      pass safety   -DOVERWRITE=1 -DEARLY_ENTER=1 -DRSEQ=1 -DFLUSH_EMPTY=0 -DRSEQ_NMIG=1"
+  "rseq-early-one-sb-ovw pass safety -DOVERWRITE=1 -DEARLY_ENTER=1 -DRSEQ=1 -DNSB=1 -DSIZE_B=1 -DNESTED=0 -DRSEQ_MIG=2"
+  "mutant-early-no-noref fail=tag\\[ safety -DOVERWRITE=1 -DEARLY_ENTER=1 -DNSB=1 -DSIZE_B=1 -DMUTANT_EARLY_NO_NOREF"
+  "mutant-early-keep-ph fail=owner\\[ safety -DOVERWRITE=1 -DEARLY_ENTER=1 -DMUTANT_EARLY_KEEP_PH"
+  "mutant-rseq-early-no-noref fail=tag\\[ safety -DOVERWRITE=1 -DEARLY_ENTER=1 -DRSEQ=1 -DNSB=1 -DSIZE_B=1 -DNESTED=0 -DRSEQ_MIG=2 -DMUTANT_EARLY_NO_NOREF"
+  "mutant-rseq-early-keep-ph fail safety -DOVERWRITE=1 -DEARLY_ENTER=1 -DRSEQ=1 -DNESTED=0 -DSIZE_B=1 -DRSEQ_MIG=2 -DMUTANT_EARLY_KEEP_PH"
 )
 
 # GRB_MODEL_LONG=1 adds larger runs: two records per writer (about 10^8

@@ -337,6 +337,11 @@
 #ifndef RSEQ
 #define RSEQ 0
 #endif
+/* grb_write_record()'s fast path (design.md section 25.9): the slot's
+ * id is read before the reservation, not after it. */
+#ifndef EARLY_ENTER
+#define EARLY_ENTER 0
+#endif
 /* The writer whose thread may migrate (0: none), and how many times. */
 #ifndef RSEQ_MIG
 #define RSEQ_MIG 1
@@ -1153,6 +1158,29 @@ inline enter(p, ph)
 #endif
 }
 
+/*
+ * grb_write_record(): the entry check of enter(), made before the
+ * reservation, on the slot of the position p just loaded.  NOREF set:
+ * the record leaves the one-call path (late), and its reservation will
+ * enter the slot after it as grb_reserve() does.  Clear: ph is the
+ * sub-buffer to write to.  (MUTANT_EARLY_NO_NOREF does not test NOREF.)
+ */
+inline early_id(p, ph)
+{
+#if OVERWRITE
+	atomic {
+		if
+#ifndef MUTANT_EARLY_NO_NOREF
+		:: id_noref[SLOT(p)] -> late = 1
+#endif
+		:: else -> ph = id_idx[SLOT(p)]
+		fi
+	}
+#else
+	ph = SLOT(p)
+#endif
+}
+
 /* grb__subbuf_free(): may a writer open the sub-buffer at p? */
 inline subbuf_free(p, ok)
 {
@@ -1264,6 +1292,9 @@ inline count_refusal()
 inline reserve(sz, w, t)
 {
 	n_attempt++;
+#if EARLY_ENTER
+	late = 0;
+#endif
 #if HANDOFF
 	nest_enter(t);
 	if
@@ -1291,6 +1322,9 @@ inline reserve(sz, w, t)
 		:: else -> skip
 		fi;
 		ok = 1
+#if EARLY_ENTER && !defined(MUTANT_EARLY_KEEP_PH)
+		; eph = 0
+#endif
 	   };
 #if TIMESTAMPS
 #ifndef MUTANT_CLOCK_BEFORE_LOAD
@@ -1352,7 +1386,29 @@ inline reserve(sz, w, t)
 			ok = 0
 		};
 		if
+#if EARLY_ENTER
+		/* grb_write_record(): the id, then the section; a NOREF
+		 * set or a failed section leaves the one-call path. */
+		:: !slow && !late && !ns && SBOFF(e) != 0 ->
+			early_id(old, ph);
+			if
+			:: late -> skip
+			:: else ->
+				fast_section(old, e);
+#ifdef MUTANT_EARLY_KEEP_PH
+				/* Mutant: a ph read early is kept for
+				 * whatever reservation follows (eph is not
+				 * cleared at each attempt either). */
+				eph = 1;
+#else
+				eph = ok;
+#endif
+				late = !ok
+			fi
+		:: !slow && late && !ns && SBOFF(e) != 0 ->
+#else
 		:: !slow && !ns && SBOFF(e) != 0 ->
+#endif
 			fast_section(old, e);
 			slow = !ok
 		:: else ->
@@ -1375,6 +1431,18 @@ inline reserve(sz, w, t)
 		:: else -> skip
 		fi
 #else
+#if EARLY_ENTER
+		/* grb_write_record(): the id, then the CAS; a NOREF set or
+		 * a failed CAS leaves the one-call path. */
+		fe = (!late && !ns && SBOFF(old + sz) != 0);
+		if
+		:: fe -> early_id(old, ph)
+		:: else -> skip
+		fi;
+		if
+		:: fe && late -> ok = 0
+		:: else ->
+#endif
 		atomic {
 			if
 			:: ns -> b = b + HDR
@@ -1386,6 +1454,15 @@ inline reserve(sz, w, t)
 			:: else -> ok = 0
 			fi
 		};
+#if EARLY_ENTER
+#ifdef MUTANT_EARLY_KEEP_PH
+		eph = eph || (fe && !late);
+#else
+		eph = fe && ok;
+#endif
+		late = late || (fe && !ok)
+		fi;
+#endif
 		if
 		:: ok -> break
 		:: else -> skip
@@ -1408,7 +1485,15 @@ inline reserve(sz, w, t)
 		:: oe -> end_old(old)
 		:: else -> skip
 		fi;
+#if EARLY_ENTER
+		/* grb_write_record(): ph was read before the reservation. */
+		if
+		:: eph -> skip
+		:: else -> enter(e - 1, ph)
+		fi;
+#else
 		enter(e - 1, ph);
+#endif
 		if
 		:: ns ->
 			/* buffer_begin writes the header, then it is
@@ -1569,6 +1654,15 @@ inline try_discard(sz)
 #else
 #define NEST_LOCALS
 #endif
+#if EARLY_ENTER
+/* late: this record has left the one-call fast path (NOREF set, or its
+ * section or CAS failed) and goes on as grb_reserve(); eph: ph was read
+ * before the reservation that succeeded; fe: this attempt is the
+ * one-call fast path's. */
+#define EARLY_LOCALS ; bit late, eph, fe
+#else
+#define EARLY_LOCALS
+#endif
 #if WAIT
 #define WAIT_LOCALS ; byte rc, wr, wq; bit wo LIVE_LOCALS
 #else
@@ -1586,7 +1680,8 @@ inline try_discard(sz)
 #endif
 #define WRITER_LOCALS \
 	byte old, b, e, ph, c, r, k, ds, dph, cs, tb, tr; \
-	bit oe, ns, ok; byte fail TS_LOCALS NEST_LOCALS WAIT_LOCALS RSEQ_LOCALS
+	bit oe, ns, ok; byte fail TS_LOCALS NEST_LOCALS WAIT_LOCALS RSEQ_LOCALS \
+	EARLY_LOCALS
 
 /*
  * Writer w runs on thread w - 1.  The first writer is interrupted by a
