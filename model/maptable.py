@@ -18,7 +18,9 @@ ROW = re.compile(r"`(?:(?P<file>[\w/.]+):)?(?P<func>\w+)` \((?:lines )?(?P<a>\d+
 
 def body_range(path, func):
     lines = (ROOT / path).read_text().split("\n")
-    head = re.compile(r"^(static inline |static |)[\w\s\*]*\b" + func + r"\(")
+    # At column 0 and starting with a letter: a comment line (" * f()")
+    # naming the function is not its definition.
+    head = re.compile(r"^[A-Za-z_][\w\s\*]*\b" + func + r"\(")
     for i, line in enumerate(lines):
         if head.match(line) and not line.rstrip().endswith(";"):
             j = i

@@ -57,6 +57,20 @@ GRB_API void grb__rseq_commit_slow(const struct grb_config *cfg,
 				   uint64_t add);
 GRB_API void grb__commit_slow(const struct grb_config *cfg,
 			      struct grb_buf *buf, uint64_t pos, uint64_t add);
+/* The ends of grb_write_record() (src/write_record.c): the three calls
+ * out of line, and the ends of a commit, each of which finishes it,
+ * gives the nesting level back and returns 0. */
+GRB_API int grb__write_record_slow(const struct grb_config *cfg,
+				   struct grb_channel *chan, size_t data_size,
+				   size_t largest_align, void *client_priv,
+				   grb_fill_fn fill);
+GRB_API int grb__record_commit_slow(const struct grb_config *cfg,
+				    struct grb_buf *buf, uint64_t pos,
+				    uint64_t add);
+GRB_API int grb__record_commit_end(const struct grb_config *cfg,
+				   struct grb_buf *buf, uint64_t pos,
+				   uint64_t sum);
+GRB_API int grb__record_wake(struct grb_buf *buf);
 
 /*
  * Can this configuration's channels take the per-CPU (rseq) path?  A
@@ -461,6 +475,174 @@ committed:
 	if (GRB_UNLIKELY(grb_load_seq_cst(&ctx->buf->shm->waiting)))
 		grb__wake(ctx->buf);
 	grb__nesting_exit(ctx->owner);
+}
+
+/*
+ * The one-call write (docs/design.md section 25.9).  The same protocol
+ * steps as grb_reserve() then grb_commit(), with one difference in
+ * overwrite mode: the slot's id word is read before the reservation
+ * rather than after it (what grb__overwrite_enter() does on its common
+ * path), and a slot whose NOREF is still set (a lap's first writer has
+ * the reader to push) takes the three-call path instead.  Everything
+ * rare ends the call by jumping out of line (the library's ends return
+ * 0 or the errno themselves): no call returns into the fast path, which
+ * then keeps fewer values in callee-saved registers.
+ */
+static GRB_ALWAYS_INLINE int grb_write_record(const struct grb_config *cfg,
+					      struct grb_channel *chan,
+					      size_t data_size,
+					      size_t largest_align,
+					      void *client_priv,
+					      grb_fill_fn fill)
+{
+	struct grb_thread_state *owner;
+	struct grb_ctx c;
+	struct grb_buf *buf;
+	struct grb_commit_hot *hot;
+	uint64_t o_begin, o_end, off, slot, phys, ts, add, sum;
+	size_t pre, size;
+	unsigned int rflags = 0;
+	int cpu, rseq = grb__rseq_cfg(cfg);
+#ifdef GRB_RSEQ_ASM
+	struct rseq *rs;
+#endif
+
+	/* A shared buffer journals each reservation: the three calls,
+	 * inline. */
+	if (grb__journaled(cfg)) {
+		int ret;
+
+		grb_ctx_init(&c, data_size, largest_align);
+		c.client_priv = client_priv;
+		ret = grb_reserve(cfg, chan, &c);
+		if (ret)
+			return ret;
+		fill(cfg, &c);
+		grb_commit(cfg, &c);
+		return 0;
+	}
+#ifndef GRB_RSEQ_ASM
+	if (rseq)
+		goto slow_entered;
+#endif
+	/* The context is ours: its address never leaves this function
+	 * (@fill is inlined), so it can live in registers. */
+	c.data_size = data_size;
+	c.largest_align = largest_align;
+	c.client_priv = client_priv;
+	owner = grb__nesting_enter();
+	if (GRB_UNLIKELY(!owner))
+		goto slow_entered;
+	c.owner = owner;
+	/* grb__pick_buf() without its out-of-line CPU lookup: a thread
+	 * without rseq takes the three calls. */
+	cpu = 0;
+	if (cfg->alloc == GRB_ALLOC_PER_CPU) {
+		cpu = GRB_CPU_OVERRIDE(grb__cpu_raw());
+		if (GRB_UNLIKELY((unsigned int)cpu >= chan->nr_bufs)) {
+			grb__nesting_undo();
+			goto slow_entered;
+		}
+	}
+	buf = &chan->bufs[cpu];
+	c.buf = buf;
+	c.cpu = cpu;
+	c.jent = NULL;
+	/*
+	 * Acquire (free on x86-64): the id word read below must be at
+	 * least as new as the delivery of the slot's previous lap, which
+	 * happened before the opener of this sub-buffer moved the
+	 * position, and so before the move we load here.
+	 */
+	o_begin = grb_load_acquire(&buf->shm->offset);
+	ts = grb__timestamp(cfg, buf, &rflags);
+	c.timestamp = ts;
+	c.rflags = rflags;
+	off = grb__subbuf_offset(buf, o_begin);
+	if (GRB_UNLIKELY(off == 0 ||
+			 (rseq ? !buf->rseq :
+			  grb_load_relaxed(&buf->shm->blocked) != 0)))
+		goto slow;
+	size = grb__slot_size(cfg, off, &c, data_size, largest_align, &pre);
+	if (GRB_UNLIKELY(size >= buf->subbuf_size - off ||
+			 data_size >= GRB_SUBBUF_SIZE_MAX || size == 0))
+		goto slow;
+	o_end = o_begin + size;
+	slot = grb__slot(buf, o_begin);
+	phys = slot;
+	if (cfg->mode == GRB_MODE_OVERWRITE) {
+		/*
+		 * The entry check of grb__overwrite_enter(), before the
+		 * reservation: NOREF clear means a writer of this lap
+		 * pushed the reader and cleared it (an older lap's clear
+		 * is older than the delivery the acquire above sees), and
+		 * no swap can set it again before this lap is delivered,
+		 * which cannot happen while the position is still o_begin
+		 * (the reservation checks it) or while our record is
+		 * uncommitted.  Acquire: pairs with the release of the
+		 * reader's swaps and of the clear (src/overwrite.c).
+		 */
+		uint64_t id = grb_load_acquire(&buf->ids[slot]);
+
+		if (GRB_UNLIKELY(id & GRB_ID_NOREF))
+			goto slow;
+		phys = id & GRB_ID_INDEX_MASK;
+	}
+	GRB_HOOK(GRB_HOOK_RESERVE_LOADED);
+#ifdef GRB_RSEQ_ASM
+	rs = grb__rseq_area();
+	if (rseq) {
+		if (GRB_UNLIKELY(grb__rseq_reserve(rs, (uint32_t)cpu,
+						   &buf->shm->blocked,
+						   &buf->shm->offset, o_begin,
+						   o_end) != GRB_RSEQ_OK))
+			goto slow;
+	} else
+#endif
+	if (GRB_UNLIKELY(!grb_cas_acq_rel(&buf->shm->offset, &o_begin, o_end)))
+		goto slow;
+	GRB_HOOK(GRB_HOOK_RESERVE_DONE);
+	grb__save_timestamp(cfg, buf, ts);
+	grb__ctx_fill(buf, &c, o_begin, o_end, off, pre, slot, phys);
+	fill(cfg, &c);
+	assert(c.wptr <= c.wend);
+	add = size + GRB_CC_RECORD;
+	hot = &buf->hot[slot];
+	GRB_HOOK(GRB_HOOK_COMMIT_BEFORE);
+#ifdef GRB_RSEQ_ASM
+	if (rseq) {
+		if (GRB_UNLIKELY(grb__rseq_add(rs, (uint32_t)cpu,
+					       &hot->cc_local, add) !=
+				 GRB_RSEQ_OK))
+			return grb__record_commit_slow(cfg, buf, o_end - 1,
+						       add);
+		/* As grb__commit_rseq(). */
+		sum = grb_load_acquire(&hot->cc_local) +
+			grb_load_acquire(&hot->cc);
+	} else
+#endif
+	{
+		/* As grb_commit(): release, acquire, and the writer's side
+		 * of the wake-up handshake. */
+		sum = grb_fetch_add_seq_cst(&hot->cc, add) + add;
+		GRB_HOOK(GRB_HOOK_COMMIT_AFTER);
+	}
+	if (GRB_UNLIKELY(grb__cc_maybe_complete(buf, sum)))
+		return grb__record_commit_end(cfg, buf, o_end - 1, sum);
+	/* The level goes back before the wake-up, which calls no client
+	 * code (the delivery above keeps it, as grb_commit() does). */
+	grb__nesting_undo();
+	if (GRB_UNLIKELY(grb_load_seq_cst(&buf->shm->waiting)))
+		return grb__record_wake(buf);
+	return 0;
+slow:
+	/* buf->chan is chan: one register fewer on the fast path. */
+	grb__nesting_undo();
+	return grb__write_record_slow(cfg, buf->chan, data_size, largest_align,
+				      client_priv, fill);
+slow_entered:
+	return grb__write_record_slow(cfg, chan, data_size, largest_align,
+				      client_priv, fill);
 }
 
 static GRB_ALWAYS_INLINE int grb_try_discard_reserve(const struct grb_config *cfg,
