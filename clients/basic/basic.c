@@ -277,19 +277,42 @@ static GRB_ALWAYS_INLINE int basic_reserve(const struct grb_config *cfg,
 	return 0;
 }
 
+/* What grb_basic_write() copies, for basic_fill() (ctx->client_priv). */
+struct basic_copy {
+	const void *data;
+	size_t len;
+};
+
+/* The record header, then the payload, into a reserved context. */
+static GRB_ALWAYS_INLINE void basic_fill(const struct grb_config *cfg,
+					struct grb_ctx *ctx)
+{
+	const struct basic_copy *in =
+		(const struct basic_copy *)ctx->client_priv;
+	uint32_t word = (uint32_t)in->len;
+
+	if (ctx->rflags & GRB_RFLAG_FULL_TIMESTAMP) {
+		word |= GRB_BASIC_FULL_TS;
+		grb_write(cfg, ctx, &word, sizeof(word));
+		grb_write(cfg, ctx, &ctx->timestamp, sizeof(uint64_t));
+	} else {
+		uint32_t low = (uint32_t)ctx->timestamp;
+
+		grb_write(cfg, ctx, &word, sizeof(word));
+		grb_write(cfg, ctx, &low, sizeof(low));
+	}
+	if (in->len)
+		grb_write(cfg, ctx, in->data, in->len);
+}
+
+/* The copying write: one call (grb_write_record()). */
 static GRB_ALWAYS_INLINE int basic_write(const struct grb_config *cfg,
 					 struct grb_basic *b,
 					 const void *data, size_t len)
 {
-	struct basic_wstate st;
-	int ret = basic_reserve(cfg, b, len, &st);
+	struct basic_copy in = { data, len };
 
-	if (ret)
-		return ret;
-	if (len)
-		grb_write(cfg, &st.ctx, data, len);
-	grb_commit(cfg, &st.ctx);
-	return 0;
+	return grb_write_record(cfg, b->chan, len, 1, &in, basic_fill);
 }
 
 /* The zero-copy reservation: the engine state goes into the opaque area. */

@@ -4,6 +4,7 @@
  * and writer.
  */
 #include <stdatomic.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "tclient.h"
@@ -161,49 +162,113 @@ uint32_t tc_checksum(const struct trec *r, const unsigned char *extra)
 	return h;
 }
 
-/* The writer of tc_write() and tc_write_hook(). */
+/*
+ * Which records go through grb_write_record(): TC_ONE_CALL=0 none, 1 all,
+ * unset or anything else those of odd sequence numbers.  Read once, at
+ * load time, so that writers in signal handlers never call getenv().
+ */
+static int tc_one_call_mode = 2;
+
+__attribute__((constructor)) static void tc_one_call_init(void)
+{
+	const char *e = getenv("TC_ONE_CALL");
+
+	if (e && strcmp(e, "0") == 0)
+		tc_one_call_mode = 0;
+	else if (e && strcmp(e, "1") == 0)
+		tc_one_call_mode = 1;
+}
+
+static inline int tc_one_call(uint32_t seq)
+{
+	return tc_one_call_mode == 2 ? (int)(seq & 1) : tc_one_call_mode;
+}
+
+/* One record's contents, built before or inside its reservation. */
+struct tc_rec_in {
+	uint32_t writer, seq, extra;
+	tc_hook_fn hook;
+	void *arg;
+};
+
+/*
+ * Write a tagged record into a reserved context: header, alignment, the
+ * hook, payload.  Both ways of writing end here, so a record reads the
+ * same whichever wrote it.
+ */
+static GRB_ALWAYS_INLINE void tc_fill_in(const struct grb_config *cfg,
+					 struct grb_ctx *ctx,
+					 const struct tc_rec_in *in)
+{
+	unsigned char bytes[256];
+	struct trec r;
+	uint32_t word, low, i;
+
+	r.writer = in->writer;
+	r.seq = in->seq;
+	r.ts = ctx->timestamp;
+	r.extra = in->extra;
+	for (i = 0; i < in->extra; i++)
+		bytes[i] = (unsigned char)(in->seq * 31 + i);
+	r.csum = tc_checksum(&r, bytes);
+	word = (uint32_t)ctx->data_size;
+	if (ctx->rflags & GRB_RFLAG_FULL_TIMESTAMP) {
+		word |= TREC_FULL;
+		grb_write(cfg, ctx, &word, 4);
+		grb_write(cfg, ctx, &ctx->timestamp, 8);
+	} else {
+		low = (uint32_t)(ctx->timestamp & ((1u << TC_TS_BITS) - 1));
+		grb_write(cfg, ctx, &word, 4);
+		grb_write(cfg, ctx, &low, 4);
+	}
+	grb_ctx_align(cfg, ctx, 4);
+	/* Header written, payload not yet: a commit published too early, or
+	 * a slot reused while its writer sits here, shows as a torn record. */
+	if (in->hook)
+		in->hook(in->arg, ctx);
+	grb_write(cfg, ctx, &r, sizeof(r));
+	grb_write(cfg, ctx, bytes, in->extra);
+}
+
+/* grb_write_record()'s fill: the record described by client_priv. */
+static GRB_ALWAYS_INLINE void tc_fill(const struct grb_config *cfg,
+				      struct grb_ctx *ctx)
+{
+	tc_fill_in(cfg, ctx, (const struct tc_rec_in *)ctx->client_priv);
+}
+
+/*
+ * The writer of tc_write() and tc_write_hook().  Records of odd sequence
+ * numbers are written with grb_write_record(), the others with
+ * grb_reserve() and grb_commit() (TC_ONE_CALL in the environment: 0, all
+ * with the three calls; 1, all with the one), so that every test that
+ * writes through the test client runs both.
+ */
 static GRB_ALWAYS_INLINE int tc_write_cfg_hook(const struct grb_config *cfg,
 					       struct grb_channel *chan,
 					       uint32_t writer, uint32_t seq,
 					       uint32_t extra, tc_hook_fn hook,
 					       void *arg)
 {
-	struct grb_ctx ctx = GRB_CTX_INIT(sizeof(struct trec) + extra, 4);
-	unsigned char bytes[256];
-	struct trec r;
-	uint32_t word, low, i;
+	struct grb_ctx ctx;
+	struct tc_rec_in in;
 	int ret;
 
-	if (extra > sizeof(bytes))
-		extra = sizeof(bytes);
-	ctx.data_size = sizeof(struct trec) + extra;
+	if (extra > 256)
+		extra = 256;
+	in.writer = writer;
+	in.seq = seq;
+	in.extra = extra;
+	in.hook = hook;
+	in.arg = arg;
+	if (tc_one_call(seq))
+		return grb_write_record(cfg, chan, sizeof(struct trec) + extra,
+					4, &in, tc_fill);
+	grb_ctx_init(&ctx, sizeof(struct trec) + extra, 4);
 	ret = grb_reserve(cfg, chan, &ctx);
 	if (ret)
 		return ret;
-	r.writer = writer;
-	r.seq = seq;
-	r.ts = ctx.timestamp;
-	r.extra = extra;
-	for (i = 0; i < extra; i++)
-		bytes[i] = (unsigned char)(seq * 31 + i);
-	r.csum = tc_checksum(&r, bytes);
-	word = (uint32_t)ctx.data_size;
-	if (ctx.rflags & GRB_RFLAG_FULL_TIMESTAMP) {
-		word |= TREC_FULL;
-		grb_write(cfg, &ctx, &word, 4);
-		grb_write(cfg, &ctx, &ctx.timestamp, 8);
-	} else {
-		low = (uint32_t)(ctx.timestamp & ((1u << TC_TS_BITS) - 1));
-		grb_write(cfg, &ctx, &word, 4);
-		grb_write(cfg, &ctx, &low, 4);
-	}
-	grb_ctx_align(cfg, &ctx, 4);
-	/* Header written, payload not yet: a commit published too early, or
-	 * a slot reused while its writer sits here, shows as a torn record. */
-	if (hook)
-		hook(arg, &ctx);
-	grb_write(cfg, &ctx, &r, sizeof(r));
-	grb_write(cfg, &ctx, bytes, extra);
+	tc_fill_in(cfg, &ctx, &in);
 	grb_commit(cfg, &ctx);
 	return 0;
 }
