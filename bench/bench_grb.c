@@ -164,6 +164,33 @@ BENCH_INLINE int rec_write(const struct grb_config *cfg,
 	return 0;
 }
 
+/* The same record as rec_write()'s, written by grb_write_record(). */
+static inline void rec_fill(const struct grb_config *cfg, struct grb_ctx *ctx)
+{
+	uint32_t word = REC_ID, cpu = (uint32_t)ctx->cpu;
+
+	if (cfg->timestamp_bits) {
+		word |= (uint32_t)ctx->timestamp & REC_TS_MASK;
+		if (ctx->rflags & GRB_RFLAG_FULL_TIMESTAMP) {
+			word |= REC_FULL;
+			grb_write(cfg, ctx, &word, sizeof(word));
+			grb_write(cfg, ctx, &ctx->timestamp, sizeof(uint64_t));
+		} else {
+			grb_write(cfg, ctx, &word, sizeof(word));
+		}
+	} else {
+		grb_write(cfg, ctx, &word, sizeof(word));
+	}
+	grb_write(cfg, ctx, &cpu, sizeof(cpu));
+}
+
+BENCH_INLINE int rec_write1(const struct grb_config *cfg,
+			    struct grb_channel *chan)
+{
+	return grb_write_record(cfg, chan, sizeof(uint32_t), 1, NULL,
+				rec_fill);
+}
+
 /*
  * The write functions every loop calls through a pointer, as it calls the
  * other systems'; their names are what callgrind's --toggle-collect
@@ -175,6 +202,9 @@ BENCH_NOINLINE int bench_grb_write_ow_nots(void *chan);
 BENCH_NOINLINE int bench_grb_write_dc_mono(void *chan);
 BENCH_NOINLINE int bench_grb_write_rseq_mono(void *chan);
 BENCH_NOINLINE int bench_grb_write_rseq_nots(void *chan);
+BENCH_NOINLINE int bench_grb_write1_ow_nots(void *chan);
+BENCH_NOINLINE int bench_grb_write1_rseq_nots(void *chan);
+BENCH_NOINLINE int bench_grb_write1_rseq_mono(void *chan);
 
 BENCH_NOINLINE int bench_grb_write_ow_mono(void *chan)
 {
@@ -206,6 +236,21 @@ BENCH_NOINLINE int bench_grb_write_rseq_nots(void *chan)
 	return rec_write(&cfg_ow_nots_rseq, (struct grb_channel *)chan);
 }
 
+BENCH_NOINLINE int bench_grb_write1_ow_nots(void *chan)
+{
+	return rec_write1(&cfg_ow_nots, (struct grb_channel *)chan);
+}
+
+BENCH_NOINLINE int bench_grb_write1_rseq_nots(void *chan)
+{
+	return rec_write1(&cfg_ow_nots_rseq, (struct grb_channel *)chan);
+}
+
+BENCH_NOINLINE int bench_grb_write1_rseq_mono(void *chan)
+{
+	return rec_write1(&cfg_ow_mono_rseq, (struct grb_channel *)chan);
+}
+
 struct variant {
 	const char *id;          /* key part and --callgrind-one name */
 	const char *desc;
@@ -227,6 +272,14 @@ static const struct variant variants[] = {
 	  bench_grb_write_rseq_mono },
 	{ "grb-rseq-nots", "overwrite, per-CPU (rseq), no timestamp",
 	  &cfg_ow_nots_rseq, bench_grb_write_rseq_nots },
+	{ "grb-rec-nots", "overwrite, no timestamp, grb_write_record()",
+	  &cfg_ow_nots, bench_grb_write1_ow_nots },
+	{ "grb-rec-rseq-nots", "overwrite, per-CPU (rseq), no timestamp, "
+	  "grb_write_record()", &cfg_ow_nots_rseq,
+	  bench_grb_write1_rseq_nots },
+	{ "grb-rec-rseq-mono", "overwrite, per-CPU (rseq), "
+	  "ts=clock_gettime(MONOTONIC), grb_write_record()",
+	  &cfg_ow_mono_rseq, bench_grb_write1_rseq_mono },
 };
 
 static const struct variant *variant_of(const char *id)
@@ -476,7 +529,9 @@ static void overwrite_read(const struct bench_opts *o,
 void bench_grb_overwrite(const struct bench_opts *o)
 {
 	static const char *const ids[] = { "grb-mono", "grb-tsc", "grb-nots",
-					   "grb-rseq-mono", "grb-rseq-nots" };
+					   "grb-rseq-mono", "grb-rseq-nots",
+					   "grb-rec-nots", "grb-rec-rseq-mono",
+					   "grb-rec-rseq-nots" };
 	const struct variant *v;
 	size_t i;
 	int s;
@@ -618,10 +673,12 @@ static void *scale_obj(void *arg, int idx)
 void bench_grb_scale(const struct bench_opts *o)
 {
 	static const char *const ids[] = { "grb-mono", "grb-nots",
-					   "grb-rseq-mono", "grb-rseq-nots" };
+					   "grb-rseq-mono", "grb-rseq-nots",
+					   "grb-rec-rseq-mono",
+					   "grb-rec-rseq-nots" };
 	int i, t, k;
 
-	for (i = 0; i < 4; i++) {
+	for (i = 0; i < (int)(sizeof(ids) / sizeof(ids[0])); i++) {
 		const struct variant *v = variant_of(ids[i]);
 		struct scale_ctx sc = { chan_new(v->cfg, BENCH_SCALE_SUBBUF) };
 		struct bench_loop l;
@@ -682,6 +739,8 @@ static void fake_rseq(struct grb_channel *chan, int on)
 	    grb_channel_write_path(chan, NULL) == GRB_WRITE_RSEQ)
 		return;
 	__atomic_store_n(&rs->cpu_id, (uint32_t)cpu, __ATOMIC_RELAXED);
+	if (!(chan->cfg->flags & GRB_CONFIG_SYNC_PER_CPU))
+		return;
 	for (i = 0; i < chan->nr_bufs; i++)
 		chan->bufs[i].rseq = on;
 #else
@@ -700,7 +759,10 @@ int bench_grb_one(const char *what, uint64_t n)
 		return -EINVAL;
 	chan = chan_new(v->cfg, BENCH_SCALE_SUBBUF);
 	bench_pin_self(bench_cpu_for_writer(0));
-	if ((v->cfg->flags & GRB_CONFIG_SYNC_PER_CPU) &&
+	/* The one-call write sends a thread without rseq to its three-call
+	 * path: its CPU id is faked too, on either write path. */
+	if (((v->cfg->flags & GRB_CONFIG_SYNC_PER_CPU) ||
+	     strncmp(what, "grb-rec-", 8) == 0) &&
 	    grb_channel_write_path(chan, NULL) != GRB_WRITE_RSEQ)
 		fake_rseq(chan, 1);
 	bench_loop_wall(v->fn, chan, n, &l);

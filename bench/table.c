@@ -125,6 +125,12 @@ static void section_overwrite(const struct bench_opts *o)
 		       "grb-rseq-mono", "alone");
 	overwrite_line(o, "grb rseq, no timestamp, no reader", "grb-rseq-nots",
 		       "alone");
+	overwrite_line(o, "grb 1-call, no timestamp, no reader",
+		       "grb-rec-nots", "alone");
+	overwrite_line(o, "grb rseq 1-call, ts=clock_gettime, no reader",
+		       "grb-rec-rseq-mono", "alone");
+	overwrite_line(o, "grb rseq 1-call, no timestamp, no reader",
+		       "grb-rec-rseq-nots", "alone");
 	overwrite_line(o, "grb, ts=clock_gettime, reader", "grb-mono",
 		       "reader");
 	rate_line(o, "grb-mono");
@@ -235,6 +241,9 @@ static void section_scale(const struct bench_opts *o)
 	scale_line(o, "grb, no timestamp", "grb-nots");
 	scale_line(o, "grb rseq, ts=clock_gettime", "grb-rseq-mono");
 	scale_line(o, "grb rseq, no timestamp", "grb-rseq-nots");
+	scale_line(o, "grb rseq 1-call, ts=clock_gettime",
+		   "grb-rec-rseq-mono");
+	scale_line(o, "grb rseq 1-call, no timestamp", "grb-rec-rseq-nots");
 	scale_line(o, "lttng-ust, snapshot session", "lttng");
 	scale_line(o, "ck_ring SPSC per writer, ts=clock_gettime",
 		   "ckring-mono");
@@ -257,6 +266,9 @@ static void section_instr(const struct bench_opts *o)
 		{ "grb-mono", "grb, ts=clock_gettime" },
 		{ "grb-rseq-nots", "grb rseq, no timestamp (*)" },
 		{ "grb-rseq-mono", "grb rseq, ts=clock_gettime (*)" },
+		{ "grb-rec-nots", "grb 1-call, no timestamp" },
+		{ "grb-rec-rseq-nots", "grb rseq 1-call, no timestamp (*)" },
+		{ "grb-rec-rseq-mono", "grb rseq 1-call, ts=clock_gettime (*)" },
 		{ "floor-rdtscp", "floor: rdtscp + 16-byte store" },
 		{ "floor-mono", "floor: clock_gettime + 16-byte store" },
 		{ "floor-cas", "floor: lock cmpxchg + 16-byte store" },
