@@ -16,12 +16,27 @@
 /* ------------------------------------------------------------------ */
 /* Callbacks. */
 
+/*
+ * What an emit writes, in ctx->client_priv: the event class for the
+ * record header's size, and the payload for the fill functions.  The
+ * header's size needs the event alone: ctx->client_priv points at a
+ * pointer to it (the first member here), which is all a caller that
+ * reserves on a CTF channel itself has to give (the kill tests do).
+ */
+struct emit_args {
+	const struct grb_ctf_event *ev;
+	const void *payload;            /* grb_ctf_emit_raw() */
+	size_t len;
+	const union grb_ctf_value *v;   /* grb_ctf_emit() */
+	const size_t *slen;
+};
+
 static size_t ctf_record_header_size(const struct grb_config *cfg,
 				     size_t offset, size_t *pre,
 				     const struct grb_ctx *ctx)
 {
 	const struct grb_ctf_event *ev =
-		(const struct grb_ctf_event *)ctx->client_priv;
+		*(const struct grb_ctf_event *const *)ctx->client_priv;
 
 	(void)cfg;
 	(void)offset;
@@ -440,24 +455,55 @@ static GRB_ALWAYS_INLINE void put_header(const struct grb_config *cfg,
 	}
 }
 
+/* grb_write_record()'s fill for grb_ctf_emit_raw(): header, payload. */
+static GRB_ALWAYS_INLINE void fill_raw(const struct grb_config *cfg,
+				       struct grb_ctx *ctx)
+{
+	const struct emit_args *a = (const struct emit_args *)ctx->client_priv;
+
+	put_header(cfg, ctx, a->ev->id);
+	if (a->len)
+		grb_write(cfg, ctx, a->payload, a->len);
+}
+
 static GRB_ALWAYS_INLINE int emit_raw(const struct grb_config *cfg,
 				      struct grb_ctf *t,
 				      const struct grb_ctf_event *ev,
 				      const void *payload, size_t len)
 {
-	struct grb_ctx ctx;
-	int ret;
+	struct emit_args a = { ev, payload, len, NULL, NULL };
 
-	grb_ctx_init(&ctx, len, 1);
-	ctx.client_priv = (void *)(uintptr_t)ev;
-	ret = grb_reserve(cfg, t->chan, &ctx);
-	if (ret)
-		return ret;
-	put_header(cfg, &ctx, ev->id);
-	if (len)
-		grb_write(cfg, &ctx, payload, len);
-	grb_commit(cfg, &ctx);
-	return 0;
+	return grb_write_record(cfg, t->chan, len, 1, &a, fill_raw);
+}
+
+/* grb_write_record()'s fill for grb_ctf_emit(): header, then each field
+ * as the metadata lays it out. */
+static GRB_ALWAYS_INLINE void fill_values(const struct grb_config *cfg,
+					  struct grb_ctx *ctx)
+{
+	const struct emit_args *a = (const struct emit_args *)ctx->client_priv;
+	const struct grb_ctf_event *ev = a->ev;
+	const union grb_ctf_value *v = a->v;
+	unsigned int s = 0;
+
+	put_header(cfg, ctx, ev->id);
+	for (unsigned int i = 0; i < ev->nr_fields; i++) {
+		const struct ctf_field *f = &ev->fields[i];
+
+		if (f->kind == GRB_CTF_STRING) {
+			grb_write(cfg, ctx, v[i].s ? v[i].s : "", a->slen[s++]);
+		} else if (f->length) {
+			grb_write(cfg, ctx, v[i].array,
+				  (size_t)f->size * f->length);
+		} else if (f->kind == GRB_CTF_FLOAT && f->size == 4) {
+			float x = (float)v[i].d;
+
+			grb_write(cfg, ctx, &x, sizeof(x));
+		} else {
+			/* Little-endian: the low bytes come first. */
+			grb_write(cfg, ctx, &v[i].u, f->size);
+		}
+	}
 }
 
 static GRB_ALWAYS_INLINE int emit_values(const struct grb_config *cfg,
@@ -466,35 +512,9 @@ static GRB_ALWAYS_INLINE int emit_values(const struct grb_config *cfg,
 					 const union grb_ctf_value *v,
 					 const size_t *slen, size_t len)
 {
-	struct grb_ctx ctx;
-	unsigned int s = 0;
-	int ret;
+	struct emit_args a = { ev, NULL, 0, v, slen };
 
-	grb_ctx_init(&ctx, len, 1);
-	ctx.client_priv = (void *)(uintptr_t)ev;
-	ret = grb_reserve(cfg, t->chan, &ctx);
-	if (ret)
-		return ret;
-	put_header(cfg, &ctx, ev->id);
-	for (unsigned int i = 0; i < ev->nr_fields; i++) {
-		const struct ctf_field *f = &ev->fields[i];
-
-		if (f->kind == GRB_CTF_STRING) {
-			grb_write(cfg, &ctx, v[i].s ? v[i].s : "", slen[s++]);
-		} else if (f->length) {
-			grb_write(cfg, &ctx, v[i].array,
-				  (size_t)f->size * f->length);
-		} else if (f->kind == GRB_CTF_FLOAT && f->size == 4) {
-			float x = (float)v[i].d;
-
-			grb_write(cfg, &ctx, &x, sizeof(x));
-		} else {
-			/* Little-endian: the low bytes come first. */
-			grb_write(cfg, &ctx, &v[i].u, f->size);
-		}
-	}
-	grb_commit(cfg, &ctx);
-	return 0;
+	return grb_write_record(cfg, t->chan, len, 1, &a, fill_values);
 }
 
 /* One constant configuration per case, so each inlines its own path. */

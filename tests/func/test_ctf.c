@@ -2610,8 +2610,12 @@ static int hold_one(const struct grb_config *cfg, struct grb_ctf *t,
 {
 	int ret;
 
+	/* The header's size: the CTF client's callback reads the event
+	 * through a pointer to it in client_priv (clients/ctf/ctf.c). */
+	const struct grb_ctf_event *evp = ev;
+
 	grb_ctx_init(ctx, sizeof(uint64_t), 1);
-	ctx->client_priv = (void *)(uintptr_t)ev;   /* the header's size */
+	ctx->client_priv = (void *)(uintptr_t)&evp;
 	ret = grb_reserve(cfg, grb_ctf_channel(t), ctx);
 	if (ret == 0)
 		grb_write_fill(cfg, ctx, 0xee, 3);

@@ -129,7 +129,9 @@ static void die_in_record(struct grb_ctf *t, const struct grb_ctf_event *const *
 	uint32_t w;
 
 	grb_ctx_init(&ctx, 4 + 8 + 10, 1);
-	ctx.client_priv = (void *)(uintptr_t)ev[0];
+	/* The CTF client's header size reads the event through a pointer
+	 * to it (clients/ctf/ctf.c). */
+	ctx.client_priv = (void *)(uintptr_t)&ev[0];
 	if (grb_reserve(cfg, grb_ctf_channel(t), &ctx))
 		return;
 	if (ctx.rflags & GRB_RFLAG_FULL_TIMESTAMP) {
