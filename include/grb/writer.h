@@ -11,6 +11,9 @@
  *		grb_commit(&cfg, &ctx);
  *	}
  *
+ * or in one call, grb_write_record(), with a function that writes the
+ * record into the reserved context (the same record, fewer instructions).
+ *
  * Concurrency: any number of threads, and signal handlers interrupting
  * them between reserve and commit (up to GRB_MAX_NESTING levels), may write
  * to one channel at once.  A thread may migrate to another CPU between
