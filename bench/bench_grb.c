@@ -133,38 +133,8 @@ static const struct grb_config cfg_ow_nots_rseq = {
 	GRB_CONFIG_SYNC_PER_CPU
 };
 
-/* One record through the inline fast path specialised for @cfg. */
-BENCH_INLINE int rec_write(const struct grb_config *cfg,
-			   struct grb_channel *chan)
-{
-	struct grb_ctx ctx;
-	uint32_t word = REC_ID, cpu;
-	int ret;
-
-	/* Inputs only: grb_reserve() fills the outputs. */
-	grb_ctx_init(&ctx, sizeof(uint32_t), 1);
-	ret = grb_reserve(cfg, chan, &ctx);
-	if (__builtin_expect(ret != 0, 0))
-		return ret;
-	cpu = (uint32_t)ctx.cpu;
-	if (cfg->timestamp_bits) {
-		word |= (uint32_t)ctx.timestamp & REC_TS_MASK;
-		if (ctx.rflags & GRB_RFLAG_FULL_TIMESTAMP) {
-			word |= REC_FULL;
-			grb_write(cfg, &ctx, &word, sizeof(word));
-			grb_write(cfg, &ctx, &ctx.timestamp, sizeof(uint64_t));
-		} else {
-			grb_write(cfg, &ctx, &word, sizeof(word));
-		}
-	} else {
-		grb_write(cfg, &ctx, &word, sizeof(word));
-	}
-	grb_write(cfg, &ctx, &cpu, sizeof(cpu));
-	grb_commit(cfg, &ctx);
-	return 0;
-}
-
-/* The same record as rec_write()'s, written by grb_write_record(). */
+/* The record (header word, the full timestamp when flagged, the CPU id)
+ * into a reserved context; grb_write_record()'s fill too. */
 static inline void rec_fill(const struct grb_config *cfg, struct grb_ctx *ctx)
 {
 	uint32_t word = REC_ID, cpu = (uint32_t)ctx->cpu;
@@ -184,6 +154,24 @@ static inline void rec_fill(const struct grb_config *cfg, struct grb_ctx *ctx)
 	grb_write(cfg, ctx, &cpu, sizeof(cpu));
 }
 
+/* One record through the inline fast path specialised for @cfg. */
+BENCH_INLINE int rec_write(const struct grb_config *cfg,
+			   struct grb_channel *chan)
+{
+	struct grb_ctx ctx;
+	int ret;
+
+	/* Inputs only: grb_reserve() fills the outputs. */
+	grb_ctx_init(&ctx, sizeof(uint32_t), 1);
+	ret = grb_reserve(cfg, chan, &ctx);
+	if (__builtin_expect(ret != 0, 0))
+		return ret;
+	rec_fill(cfg, &ctx);
+	grb_commit(cfg, &ctx);
+	return 0;
+}
+
+/* The same record, written by grb_write_record(). */
 BENCH_INLINE int rec_write1(const struct grb_config *cfg,
 			    struct grb_channel *chan)
 {

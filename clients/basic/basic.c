@@ -249,21 +249,13 @@ static struct basic_wstate *wstate(struct grb_basic_wctx *w)
 	return (struct basic_wstate *)(void *)w->opaque.bytes;
 }
 
-/* The reservation and header write, specialised per configuration. */
-static GRB_ALWAYS_INLINE int basic_reserve(const struct grb_config *cfg,
-					   struct grb_basic *b, size_t len,
-					   struct basic_wstate *st)
+/* The record header (the payload's length, then the timestamp, whole or
+ * its low 32 bits) at the cursor of a reserved context. */
+static GRB_ALWAYS_INLINE void basic_put_header(const struct grb_config *cfg,
+					       struct grb_ctx *ctx, size_t len)
 {
-	struct grb_ctx *ctx = &st->ctx;
-	uint32_t word;
-	int ret;
+	uint32_t word = (uint32_t)len;
 
-	grb_ctx_init(ctx, len, 1);
-	st->cfg = cfg;
-	ret = grb_reserve(cfg, b->chan, ctx);
-	if (ret)
-		return ret;
-	word = (uint32_t)len;
 	if (ctx->rflags & GRB_RFLAG_FULL_TIMESTAMP) {
 		word |= GRB_BASIC_FULL_TS;
 		grb_write(cfg, ctx, &word, sizeof(word));
@@ -274,6 +266,22 @@ static GRB_ALWAYS_INLINE int basic_reserve(const struct grb_config *cfg,
 		grb_write(cfg, ctx, &word, sizeof(word));
 		grb_write(cfg, ctx, &low, sizeof(low));
 	}
+}
+
+/* The reservation and header write, specialised per configuration. */
+static GRB_ALWAYS_INLINE int basic_reserve(const struct grb_config *cfg,
+					   struct grb_basic *b, size_t len,
+					   struct basic_wstate *st)
+{
+	struct grb_ctx *ctx = &st->ctx;
+	int ret;
+
+	grb_ctx_init(ctx, len, 1);
+	st->cfg = cfg;
+	ret = grb_reserve(cfg, b->chan, ctx);
+	if (ret)
+		return ret;
+	basic_put_header(cfg, ctx, len);
 	return 0;
 }
 
@@ -289,18 +297,8 @@ static GRB_ALWAYS_INLINE void basic_fill(const struct grb_config *cfg,
 {
 	const struct basic_copy *in =
 		(const struct basic_copy *)ctx->client_priv;
-	uint32_t word = (uint32_t)in->len;
 
-	if (ctx->rflags & GRB_RFLAG_FULL_TIMESTAMP) {
-		word |= GRB_BASIC_FULL_TS;
-		grb_write(cfg, ctx, &word, sizeof(word));
-		grb_write(cfg, ctx, &ctx->timestamp, sizeof(uint64_t));
-	} else {
-		uint32_t low = (uint32_t)ctx->timestamp;
-
-		grb_write(cfg, ctx, &word, sizeof(word));
-		grb_write(cfg, ctx, &low, sizeof(low));
-	}
+	basic_put_header(cfg, ctx, in->len);
 	if (in->len)
 		grb_write(cfg, ctx, in->data, in->len);
 }
