@@ -619,18 +619,24 @@ static void test_sigpipe(void)
 	pid_t pid;
 
 	CHECK_EQ(pipe(pfd), 0);
+	/* The read end closes before the fork: were the parent to close
+	 * its copy after, the child could write into the pipe first. */
+	close(pfd[0]);
 	pid = fork();
 	CHECK(pid >= 0);
 	if (pid == 0) {
 		struct grb_channel *chan;
+		sigset_t pipe_only;
 
+		/* Default action and unblocked, whatever the runner set. */
 		signal(SIGPIPE, SIG_DFL);
-		close(pfd[0]);
+		sigemptyset(&pipe_only);
+		sigaddset(&pipe_only, SIGPIPE);
+		sigprocmask(SIG_UNBLOCK, &pipe_only, NULL);
 		chan = tc_filled(TV_PER_CHANNEL | TV_DISCARD, SB, 4, 50);
 		grb_buf_write(grb_channel_buf(chan, 0), pfd[1], 0, NULL);
 		_exit(3);       /* not reached: SIGPIPE ends the process */
 	}
-	close(pfd[0]);
 	close(pfd[1]);
 	CHECK_EQ(waitpid(pid, &status, 0), pid);
 	CHECK(WIFSIGNALED(status));
