@@ -13,7 +13,7 @@
 
 # Run check number $1; leave its report line and verdict in $work.
 run_check() {
-  local i=$1 name expect kind defs want dir errors states what verdict why cflags
+  local i=$1 name expect kind defs want dir errors states secs what verdict why cflags
   read -r name expect kind defs <<<"${checks[$i]}"
   want=""
   if [[ "$expect" == fail=* ]]; then want=${expect#fail=}; expect=fail; fi
@@ -33,12 +33,13 @@ run_check() {
   fi
   errors=$(sed -n 's/.*errors: \([0-9]*\).*/\1/p' pan.log | tail -1)
   states=$(sed -n 's/^ *\([0-9e.+]*\) states, stored.*/\1/p' pan.log | tail -1)
+  secs=$(sed -n 's/^pan: elapsed time \([0-9.e+]*\) seconds.*/\1/p' pan.log | tail -1)
   what=$(grep -m1 -E "assertion violated|invalid end state|acceptance cycle|max search depth" pan.log || true)
   what=${what#pan:1: }
   if [ -z "$errors" ]; then
     verdict=FAIL; why="spin did not finish: $(tail -n 2 pan.log | tr '\n' ' ')"
   elif [ "$expect" = pass ] && [ "$errors" = 0 ] && ! grep -q "max search depth too small" pan.log; then
-    verdict=ok; why="no error in $states states"
+    verdict=ok; why="no error in $states states (${secs}s)"
   elif [ "$expect" = fail ] && [ "$errors" != 0 ] &&
        { [ -z "$want" ] || grep -qE -- "$want" <<<"$what"; }; then
     verdict=ok; why="rejected as expected: ${what:-$errors errors}"
