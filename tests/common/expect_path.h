@@ -18,6 +18,7 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
+#include "check.h"
 #include "grb/channel.h"
 
 #if defined(__has_include)
@@ -90,6 +91,41 @@ static inline enum grb_path_reason test_expected_reason(int shared)
 		return GRB_PATH_NO_MEMBARRIER;
 	return GRB_PATH_AS_ASKED;
 #endif
+}
+
+/*
+ * Create a channel of @cfg with @attr, under GRB_SYNC=atomic when
+ * @force_atomic (the variable is restored afterwards), and check the
+ * path it reports: test_expected_reason() for a configuration with
+ * GRB_CONFIG_SYNC_PER_CPU, GRB_PATH_AS_ASKED for any other.
+ * Return: 1 when the channel took the per-CPU path, 0 otherwise.
+ */
+static inline int test_create_checked(const struct grb_config *cfg,
+				      const struct grb_channel_attr *attr,
+				      int force_atomic,
+				      struct grb_channel **chan)
+{
+	const char *orig = getenv("GRB_SYNC");
+	char *saved = orig ? strdup(orig) : NULL;
+	enum grb_path_reason why = (enum grb_path_reason)-1, want;
+	int sync = (cfg->flags & GRB_CONFIG_SYNC_PER_CPU) != 0, rseq;
+
+	CHECK(!orig || saved);
+	if (force_atomic)
+		CHECK_EQ(setenv("GRB_SYNC", "atomic", 1), 0);
+	want = sync ? test_expected_reason(0) : GRB_PATH_AS_ASKED;
+	CHECK_EQ(grb_channel_create(cfg, attr, chan), 0);
+	if (force_atomic) {
+		if (saved)
+			CHECK_EQ(setenv("GRB_SYNC", saved, 1), 0);
+		else
+			CHECK_EQ(unsetenv("GRB_SYNC"), 0);
+	}
+	free(saved);
+	rseq = grb_channel_write_path(*chan, &why) == GRB_WRITE_RSEQ;
+	CHECK_EQ(why, want);
+	CHECK_EQ(rseq, sync && want == GRB_PATH_AS_ASKED);
+	return rseq;
 }
 
 #endif /* GRB_TESTS_EXPECT_PATH_H */

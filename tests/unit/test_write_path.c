@@ -887,33 +887,22 @@ static void part_norseq(struct rig *g)
  */
 static void run_rig(int v, int force_atomic)
 {
-	const char *orig = getenv("GRB_SYNC");
-	char *saved = orig ? strdup(orig) : NULL;
+	struct grb_channel_attr attr = { "write_path", SB, NSB, NULL };
+	enum grb_path_reason why = (enum grb_path_reason)-1;
 	struct grb_buf_stats st;
-	enum grb_path_reason why;
 	struct rig g;
 	unsigned int i;
-	int path;
 
-	CHECK(!orig || saved);
 	memset(&g, 0, sizeof(g));
 	g.cfg = tc_config(v);
 	g.c0 = allowed[0];
 	g.c1 = allowed[1];
-	if (force_atomic)
-		CHECK_EQ(setenv("GRB_SYNC", "atomic", 1), 0);
-	why = test_expected_reason(0);
-	g.chan = create(g.cfg);
-	if (force_atomic) {
-		if (saved)
-			CHECK_EQ(setenv("GRB_SYNC", saved, 1), 0);
-		else
-			CHECK_EQ(unsetenv("GRB_SYNC"), 0);
-	}
-	free(saved);
-	check_path(g.chan, why == GRB_PATH_AS_ASKED, why);
-	path = grb_channel_write_path(g.chan, NULL);
-	g.rseq = path == GRB_WRITE_RSEQ;
+	/* The path and its reason, checked against the environment. */
+	g.rseq = test_create_checked(g.cfg, &attr, force_atomic, &g.chan);
+	grb_channel_write_path(g.chan, &why);
+	/* @why may be NULL. */
+	CHECK_EQ(grb_channel_write_path(g.chan, NULL),
+		 g.rseq ? GRB_WRITE_RSEQ : GRB_WRITE_ATOMIC);
 	printf("%s%s: %s path (%s)\n", tc_variant_name(v),
 	       force_atomic ? ", GRB_SYNC=atomic" : "",
 	       g.rseq ? "rseq" : "atomic", reason_name((int)why));

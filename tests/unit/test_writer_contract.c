@@ -112,29 +112,11 @@ static void rig_open(struct rig *g, const struct grb_config *cfg,
 		     const char *name, int force_atomic)
 {
 	struct grb_channel_attr attr = { name, SB, NSB, NULL };
-	const char *orig = getenv("GRB_SYNC");
-	char *saved = orig ? strdup(orig) : NULL;
-	enum grb_path_reason why = (enum grb_path_reason)-1, want;
-	int sync = (cfg->flags & GRB_CONFIG_SYNC_PER_CPU) != 0;
 
-	CHECK(!orig || saved);
-	if (force_atomic)
-		CHECK_EQ(setenv("GRB_SYNC", "atomic", 1), 0);
-	want = sync ? test_expected_reason(0) : GRB_PATH_AS_ASKED;
 	memset(g, 0, sizeof(*g));
-	CHECK_EQ(grb_channel_create(cfg, &attr, &g->chan), 0);
-	if (force_atomic) {
-		if (saved)
-			CHECK_EQ(setenv("GRB_SYNC", saved, 1), 0);
-		else
-			CHECK_EQ(unsetenv("GRB_SYNC"), 0);
-	}
-	free(saved);
+	g->rseq = test_create_checked(cfg, &attr, force_atomic, &g->chan);
 	g->cfg = cfg;
 	g->name = name;
-	g->rseq = grb_channel_write_path(g->chan, &why) == GRB_WRITE_RSEQ;
-	CHECK_EQ(why, want);
-	CHECK_EQ(g->rseq, sync && want == GRB_PATH_AS_ASKED);
 	g->buf = grb_channel_buf(g->chan, cfg->alloc == GRB_ALLOC_PER_CPU ?
 				 (unsigned int)cpus[0] : 0);
 	CHECK(g->buf != NULL);
