@@ -138,47 +138,17 @@ struct grb_channel *probe;
 
 int cpus[2], ncpus;
 
-void pin(int c)
-{
-	cpu_set_t set;
-
-	CPU_ZERO(&set);
-	CPU_SET(c, &set);
-	CHECK_EQ(sched_setaffinity(0, sizeof(set), &set), 0);
-	CHECK_EQ(sched_getcpu(), c);
-}
-
 /* As test_writer_contract.c: create, and check the path taken. */
 void rig_open(struct rig *g, const struct grb_config *cfg, const char *name,
 	      int force_atomic)
 {
-	struct grb_channel_attr attr = { name, SB, NSB, NULL };
-
-	memset(g, 0, sizeof(*g));
-	g->rseq = test_create_checked(cfg, &attr, force_atomic, &g->chan);
-	g->cfg = cfg;
-	g->name = name;
-	g->buf = grb_channel_buf(g->chan, cfg->alloc == PC ?
-				 (unsigned int)cpus[0] : 0);
-	CHECK(g->buf != NULL);
-	CHECK_EQ(grb_reader_open(g->buf), 0);
+	chan_rig_open(g, cfg, name, SB, NSB, force_atomic, cpus[0]);
 }
 
 void rig_close(struct rig *g)
 {
-	char msg[160];
-	unsigned int i;
-
-	for (i = 0; i < grb_channel_nr_bufs(g->chan); i++) {
-		msg[0] = '\0';
-		if (grb_buf_validate(grb_channel_buf(g->chan, i), msg,
-				     sizeof(msg))) {
-			fprintf(stderr, "%s: buffer %u: %s\n", g->name, i, msg);
-			CHECK(0);
-		}
-	}
 	CHECK_EQ(hdr_bad, 0);
-	grb_channel_destroy(g->chan);
+	chan_rig_close(g);
 }
 
 const char *const field_names[NF] = {

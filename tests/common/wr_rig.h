@@ -15,6 +15,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "chan_rig.h"
 #include "grb/grb.h"
 
 #define SB 4096
@@ -72,14 +73,6 @@ extern struct grb_channel *probe;
 /* cpus[0]: where the thread lives; cpus[1], when ncpus is 2, another. */
 extern int cpus[2], ncpus;
 
-struct rig {
-	const struct grb_config *cfg;
-	struct grb_channel *chan;
-	struct grb_buf *buf;    /* the buffer of cpus[0] (or the only one) */
-	int rseq;               /* the channel took the per-CPU path */
-	const char *name;
-};
-
 #define PATH(g) ((g)->rseq ? "rseq path" : "atomic path")
 
 /* The statistics as an array of NF counters; FIELD(name) indexes it. */
@@ -92,13 +85,12 @@ extern const char *const field_names[NF];
 void rig_setup(void);
 /* Destroy the probe channel. */
 void rig_teardown(void);
-/* Move the thread to CPU c, and check it is there. */
-void pin(int c);
-/* As test_writer_contract.c: create, and check the path taken; under
- * GRB_SYNC=atomic when force_atomic.  The reader is opened on g->buf. */
+/* chan_rig_open() (chan_rig.h) with SB, NSB and cpus[0]: create, and
+ * check the path taken; under GRB_SYNC=atomic when force_atomic.  The
+ * reader is opened on g->buf. */
 void rig_open(struct rig *g, const struct grb_config *cfg, const char *name,
 	      int force_atomic);
-/* Validate every buffer, check hdr_bad, destroy. */
+/* Check hdr_bad, then chan_rig_close(): validate every buffer, destroy. */
 void rig_close(struct rig *g);
 /* rig_open(), fn(g, arg), the nesting level checked, rig_close(). */
 void rig_run(const struct grb_config *cfg, const char *name, int fa,

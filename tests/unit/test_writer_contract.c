@@ -41,6 +41,7 @@
 #include <string.h>
 
 #include "check.h"
+#include "chan_rig.h"
 #include "expect_path.h"
 #include "grb/grb.h"
 
@@ -81,62 +82,15 @@ static const struct grb_config ch_ts = {
 static cpu_set_t all_cpus;
 static int cpus[2], ncpus;
 
-static void pin(int c)
-{
-	cpu_set_t set;
-
-	CPU_ZERO(&set);
-	CPU_SET(c, &set);
-	CHECK_EQ(sched_setaffinity(0, sizeof(set), &set), 0);
-	CHECK_EQ(sched_getcpu(), c);
-}
-
 /* ---- a channel under test --------------------------------------------- */
-
-struct rig {
-	const struct grb_config *cfg;
-	struct grb_channel *chan;
-	struct grb_buf *buf;    /* the buffer of cpus[0] (or the only one) */
-	int rseq;               /* the channel took the per-CPU path */
-	const char *name;
-};
 
 /* n on the per-CPU path, 0 on the atomic one. */
 #define R(g, n) ((g)->rseq ? (uint64_t)(n) : 0)
 
-/*
- * Create a channel of @cfg, under GRB_SYNC=atomic when @force_atomic,
- * and check the path it reports against what the environment allows.
- */
 static void rig_open(struct rig *g, const struct grb_config *cfg,
 		     const char *name, int force_atomic)
 {
-	struct grb_channel_attr attr = { name, SB, NSB, NULL };
-
-	memset(g, 0, sizeof(*g));
-	g->rseq = test_create_checked(cfg, &attr, force_atomic, &g->chan);
-	g->cfg = cfg;
-	g->name = name;
-	g->buf = grb_channel_buf(g->chan, cfg->alloc == GRB_ALLOC_PER_CPU ?
-				 (unsigned int)cpus[0] : 0);
-	CHECK(g->buf != NULL);
-	CHECK_EQ(grb_reader_open(g->buf), 0);
-}
-
-static void rig_close(struct rig *g)
-{
-	char msg[160];
-	unsigned int i;
-
-	for (i = 0; i < grb_channel_nr_bufs(g->chan); i++) {
-		msg[0] = '\0';
-		if (grb_buf_validate(grb_channel_buf(g->chan, i), msg,
-				     sizeof(msg))) {
-			fprintf(stderr, "%s: buffer %u: %s\n", g->name, i, msg);
-			CHECK(0);
-		}
-	}
-	grb_channel_destroy(g->chan);
+	chan_rig_open(g, cfg, name, SB, NSB, force_atomic, cpus[0]);
 }
 
 /* Reserve @size bytes aligned on @align and fill them with @c. */
@@ -626,7 +580,7 @@ static void run_case(const struct grb_config *cfg, const char *name,
 
 	rig_open(&g, cfg, name, force_atomic);
 	fn(&g);
-	rig_close(&g);
+	chan_rig_close(&g);
 }
 
 static void run_nesting(const struct grb_config *cfg, const char *name,
@@ -637,8 +591,8 @@ static void run_nesting(const struct grb_config *cfg, const char *name,
 	rig_open(&g, cfg, name, force_atomic);
 	rig_open(&other, cfg, "other", force_atomic);
 	case_nesting_first(&g, &other);
-	rig_close(&other);
-	rig_close(&g);
+	chan_rig_close(&other);
+	chan_rig_close(&g);
 }
 
 static void run_all(int force_atomic)
@@ -698,7 +652,7 @@ int main(void)
 	rig_open(&g, &pc_d, "probe", 0);
 	printf("per-CPU sync channels: %s path\n",
 	       g.rseq ? "rseq" : "atomic");
-	rig_close(&g);
+	chan_rig_close(&g);
 	if (ncpus < 2)
 		printf("note: one CPU only: the cases that move are skipped\n");
 	run_all(0);
