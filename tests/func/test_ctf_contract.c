@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * tests/func/test_ctf_contract.c - promises of grb/ctf.h that
- * test_ctf.c (contract mode) and ctf_check.py leave unchecked: what a
+ * tests/func/test_ctf_contract.c - promises of grb/ctf.h that the
+ * other test_ctf_*.c programs and ctf_check.py leave unchecked: what a
  * refused creation leaves in both directories; the host name's 127
  * bytes; the class description copied; the metadata replaced by rename
  * (trace directory and NAME.metadata); registrations from several
