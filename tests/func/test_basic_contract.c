@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * tests/func/test_basic_contract.c - promises of grb/basic.h that
- * test_basic.c, test_regress.c and test_errors.c leave unchecked:
+ * test_basic*.c, test_regress.c and test_errors_clients.c leave
+ * unchecked:
  *  - the refusals counted in grb_basic_counts.lost beyond "full" and "too
  *    big": nesting deeper than the bound (-EBUSY, checked before a
  *    disabled channel's -EAGAIN) and a lap onto an uncommitted record
