@@ -172,6 +172,16 @@ struct grb_ctf_attr attr_ok(void)
 	return a;
 }
 
+int try_create(const struct grb_ctf_attr *a)
+{
+	struct grb_ctf *t = NULL;
+	int ret = grb_ctf_create(a, &t);
+
+	if (ret == 0)
+		grb_ctf_destroy(t);
+	return ret;
+}
+
 uint32_t id_of_rank(uint32_t rank)
 {
 	return rank < 30 ? rank : rank + 1;

@@ -65,6 +65,8 @@ void rm_dir(const char *dir);
 /* One 4 KiB x 4 per-channel discard buffer, monotonic clock, named "c",
  * no directory: each test changes what it is about. */
 struct grb_ctf_attr attr_ok(void);
+/* grb_ctf_create()'s result; a tracer it made is destroyed at once. */
+int try_create(const struct grb_ctf_attr *a);
 
 /* The id grb/ctf.h promises the class registered after @rank others:
  * the rank, skipping 30 (the padding event's). */

@@ -28,95 +28,15 @@
 #include <unistd.h>
 
 #include "check.h"
+#include "ctf_rig.h"
 #include "grb/channel.h"
 #include "grb/ctf.h"
 #include "grb/reader.h"
 #include "grb/shm.h"
 
-#define ARRAY_SIZE(a) (sizeof(a) / sizeof((a)[0]))
-#define INT(n, sz) { n, GRB_CTF_INT, sz, 0, 10, 0, NULL, 0 }
-#define STR(n)     { n, GRB_CTF_STRING, 0, 0, 0, 0, NULL, 0 }
 #define MAGIC      0xC1FC1FC1u
 
-static char base[] = "/tmp/grb-ctfc-XXXXXX";
-
-/* A packet's header and context, as the metadata declares them. */
-struct packet_head {
-	uint32_t magic;
-	uint8_t uuid[16];
-	uint32_t stream_id;
-	uint64_t stream_instance_id;
-	uint64_t timestamp_begin;
-	uint64_t timestamp_end;
-	uint64_t content_size;
-	uint64_t packet_size;
-	uint64_t packet_seq_num;
-	uint64_t events_discarded;
-	uint32_t cpu_id;
-} __attribute__((packed));
-
 /* ---- helpers -------------------------------------------------------- */
-
-static uint64_t now_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
-}
-
-static void path_of(char *out, size_t n, const char *dir, const char *name)
-{
-	CHECK((size_t)snprintf(out, n, "%s/%s", dir, name) < n);
-}
-
-/* Entries of @dir but . and .., or -1 when it does not exist. */
-static int dir_entries(const char *dir)
-{
-	DIR *d = opendir(dir);
-	struct dirent *e;
-	int n = 0;
-
-	if (!d)
-		return -1;
-	while ((e = readdir(d)))
-		if (strcmp(e->d_name, ".") && strcmp(e->d_name, ".."))
-			n++;
-	closedir(d);
-	return n;
-}
-
-static void put_file(const char *dir, const char *name, const char *text)
-{
-	char p[512];
-	FILE *f;
-
-	path_of(p, sizeof(p), dir, name);
-	f = fopen(p, "w");
-	CHECK(f != NULL);
-	fputs(text, f);
-	CHECK_EQ(fclose(f), 0);
-}
-
-static char *slurp(const char *dir, const char *name, size_t *len)
-{
-	char p[512];
-	struct stat st;
-	char *buf;
-	int fd;
-
-	path_of(p, sizeof(p), dir, name);
-	fd = open(p, O_RDONLY);
-	CHECK(fd >= 0);
-	CHECK_EQ(fstat(fd, &st), 0);
-	buf = malloc((size_t)st.st_size + 1);
-	CHECK(buf != NULL);
-	CHECK_EQ(read(fd, buf, (size_t)st.st_size), st.st_size);
-	buf[st.st_size] = 0;
-	close(fd);
-	*len = (size_t)st.st_size;
-	return buf;
-}
 
 static int file_is(const char *dir, const char *name, const char *text)
 {
@@ -134,45 +54,6 @@ static void unlink_in(const char *dir, const char *name)
 
 	path_of(p, sizeof(p), dir, name);
 	CHECK_EQ(unlink(p), 0);
-}
-
-static void rm_dir(const char *dir)
-{
-	DIR *d = opendir(dir);
-	struct dirent *e;
-
-	if (!d)
-		return;
-	while ((e = readdir(d))) {
-		if (strcmp(e->d_name, ".") && strcmp(e->d_name, ".."))
-			unlink_in(dir, e->d_name);
-	}
-	closedir(d);
-	CHECK_EQ(rmdir(dir), 0);
-}
-
-static struct grb_ctf_attr attr_ok(void)
-{
-	struct grb_ctf_attr a;
-
-	memset(&a, 0, sizeof(a));
-	a.name = "c";
-	a.subbuf_size = 4096;
-	a.num_subbuf = 4;
-	a.alloc = GRB_ALLOC_PER_CHANNEL;
-	a.mode = GRB_MODE_DISCARD;
-	a.clock = GRB_CTF_CLOCK_MONOTONIC;
-	return a;
-}
-
-static int try_create(const struct grb_ctf_attr *a)
-{
-	struct grb_ctf *t = NULL;
-	int ret = grb_ctf_create(a, &t);
-
-	if (ret == 0)
-		grb_ctf_destroy(t);
-	return ret;
 }
 
 /* The trace UUID of metadata @m (its trace block). */
@@ -193,7 +74,7 @@ static void uuid_of(const char *m, uint8_t u[16])
 	CHECK_EQ(k, 32);
 }
 
-static const struct grb_ctf_field f_n[] = { INT("n", 8) };
+static const struct grb_ctf_field f_n[] = { INT("n", 8, 0, 10) };
 
 /* ---- grb_ctf_create: what is already there stays as it was ----------- */
 
@@ -204,8 +85,8 @@ static void create_leftovers(void)
 	struct grb_ctf *t;
 	unsigned int nb;
 
-	path_of(dir, sizeof(dir), base, "trace");
-	path_of(shm, sizeof(shm), base, "shm");
+	path_of(dir, sizeof(dir), scratch, "trace");
+	path_of(shm, sizeof(shm), scratch, "shm");
 	CHECK_EQ(mkdir(shm, 0755), 0);
 
 	/* A stream file in the trace directory of a shared tracer: neither
@@ -270,7 +151,7 @@ static void create_leftovers(void)
 static void register_copy_rename(void)
 {
 	struct grb_ctf_attr a = attr_ok();
-	struct grb_ctf_field f[2] = { INT("n", 8), STR("s") };
+	struct grb_ctf_field f[2] = { INT("n", 8, 0, 10), STR("s") };
 	struct grb_ctf_event_desc d = { NULL, 3, f, 2 };
 	const struct grb_ctf_event *ev, *ev2;
 	char dir[256], shm[256], name[16] = "first", path[512], buf[8192];
@@ -280,8 +161,8 @@ static void register_copy_rename(void)
 	char *m, *old;
 	int fd;
 
-	path_of(dir, sizeof(dir), base, "reg");
-	path_of(shm, sizeof(shm), base, "regshm");
+	path_of(dir, sizeof(dir), scratch, "reg");
+	path_of(shm, sizeof(shm), scratch, "regshm");
 	CHECK_EQ(mkdir(shm, 0755), 0);
 	a.trace_dir = dir;
 	a.shm_dir = shm;
@@ -310,7 +191,7 @@ static void register_copy_rename(void)
 	 * registered. */
 	strcpy(name, "second");
 	f[0].size = 1;
-	f[1] = (struct grb_ctf_field)INT("z", 2);
+	f[1] = (struct grb_ctf_field)INT("z", 2, 0, 10);
 	d.loglevel = 5;
 	CHECK_EQ(grb_ctf_event_register(t, &d, &ev2), 0);
 	strcpy(name, "first");
@@ -565,7 +446,7 @@ static void stream_layout(void)
 	size_t len;
 
 	memset(&w, 0, sizeof(w));
-	path_of(dir, sizeof(dir), base, "layout");
+	path_of(dir, sizeof(dir), scratch, "layout");
 	a.trace_dir = dir;
 	a.alloc = GRB_ALLOC_PER_CPU;
 	CHECK_EQ(grb_ctf_create(&a, &t), 0);
@@ -668,8 +549,8 @@ static void destroy_unstopped(void)
 	uint64_t events = 0;
 	size_t len, off;
 
-	path_of(dir, sizeof(dir), base, "unstopped");
-	path_of(shm, sizeof(shm), base, "unstopped_shm");
+	path_of(dir, sizeof(dir), scratch, "unstopped");
+	path_of(shm, sizeof(shm), scratch, "unstopped_shm");
 	CHECK_EQ(mkdir(shm, 0755), 0);
 	a.trace_dir = dir;
 	a.shm_dir = shm;
@@ -727,7 +608,7 @@ static void destroy_unstopped(void)
 
 static void ended_producer(void)
 {
-	static const struct grb_ctf_field f[] = { INT("n", 4), STR("s") };
+	static const struct grb_ctf_field f[] = { INT("n", 4, 0, 10), STR("s") };
 	struct grb_ctf_event_desc d = { "gone", -1, f, 2 };
 	struct grb_ctf_attr a = attr_ok();
 	const struct grb_config *cfg;
@@ -742,7 +623,7 @@ static void ended_producer(void)
 	int status, ret, refused = 0;
 	pid_t pid;
 
-	path_of(shm, sizeof(shm), base, "ended");
+	path_of(shm, sizeof(shm), scratch, "ended");
 	CHECK_EQ(mkdir(shm, 0755), 0);
 	a.shm_dir = shm;
 	pid = fork();
@@ -818,7 +699,7 @@ static void ended_producer(void)
 
 int main(void)
 {
-	CHECK(mkdtemp(base) != NULL);
+	ctf_rig_start();
 	create_leftovers();
 	register_copy_rename();
 	register_threads();
@@ -826,7 +707,5 @@ int main(void)
 	stream_layout();
 	destroy_unstopped();
 	ended_producer();
-	CHECK_EQ(rmdir(base), 0);
-	printf("test_ctf_contract: passed\n");
-	return 0;
+	return ctf_rig_done("test_ctf_contract");
 }

@@ -24,17 +24,6 @@
 #include "grb/channel.h"
 #include "grb/ctf.h"
 
-/* grb_ctf_create()'s result; a tracer it made is destroyed at once. */
-static int try_create(const struct grb_ctf_attr *a)
-{
-	struct grb_ctf *t = NULL;
-	int ret = grb_ctf_create(a, &t);
-
-	if (ret == 0)
-		grb_ctf_destroy(t);
-	return ret;
-}
-
 /* Is @w a whole word of @line? */
 static int word_in(const char *line, const char *w)
 {
