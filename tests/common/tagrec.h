@@ -1,8 +1,9 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * tests/common/tagrec.h - "raw" clients and their tagged records, for the
- * errno tests (tests/unit/test_errors*.c): no sub-buffer header, no
- * record header, no clock (timestamp_bits 0, clock_read NULL).  A record
+ * errno tests (tests/unit/test_errors*.c) and test_reader_contract.c: no
+ * sub-buffer header, no record header, no clock (timestamp_bits 0,
+ * clock_read NULL).  A record
  * is then exactly its payload, whose first 8 bytes are a tag and the rest
  * the tag's low byte, so a sub-buffer decodes as data_size / record size
  * tags; the helpers write such records and read them back, checking each

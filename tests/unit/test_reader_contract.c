@@ -40,45 +40,15 @@
 #include "grb/grb.h"
 #include "grb/shm.h"
 #include "grb/validate.h"
+#include "tagrec.h"
 
-#define SB 4096
 #define NSUB 4
 #define REC 1000
 #define PER_SB 4
 
-static const struct grb_config disc = {
-	GRB_ALLOC_PER_CHANNEL, GRB_MODE_DISCARD, 0, { 0 }, 0,
-};
-static const struct grb_config ovw = {
-	GRB_ALLOC_PER_CHANNEL, GRB_MODE_OVERWRITE, 0, { 0 }, 0,
-};
 static const struct grb_config ovw_shared = {
 	GRB_ALLOC_PER_CHANNEL, GRB_MODE_OVERWRITE, 0, { 0 }, GRB_CONFIG_SHARED,
 };
-
-static struct grb_channel *create(const struct grb_config *cfg)
-{
-	struct grb_channel_attr attr = { "reader", SB, NSUB, NULL };
-	struct grb_channel *chan = NULL;
-
-	CHECK_EQ(grb_channel_create(cfg, &attr, &chan), 0);
-	return chan;
-}
-
-/* One record of @size bytes (at least 8) starting with @tag. */
-static int put(const struct grb_config *cfg, struct grb_channel *chan,
-	       uint64_t tag, size_t size)
-{
-	struct grb_ctx ctx = GRB_CTX_INIT(size, 1);
-	int ret = grb_reserve(cfg, chan, &ctx);
-
-	if (ret)
-		return ret;
-	grb_write(cfg, &ctx, &tag, sizeof(tag));
-	grb_write_fill(cfg, &ctx, (int)(tag & 0xff), size - sizeof(tag));
-	grb_commit(cfg, &ctx);
-	return 0;
-}
 
 /* Tags first to last, one REC-byte record each, none refused. */
 static void put_tags(const struct grb_config *cfg, struct grb_channel *chan,
@@ -135,8 +105,8 @@ static void test_read_counted(void)
 	int ow;
 
 	for (ow = 0; ow < 2; ow++) {
-		const struct grb_config *cfg = ow ? &ovw : &disc;
-		struct grb_channel *chan = create(cfg);
+		const struct grb_config *cfg = ow ? &raw_ow : &raw;
+		struct grb_channel *chan = create(cfg, SB, NSUB);
 		struct grb_buf *b = grb_channel_buf(chan, 0);
 
 		CHECK_EQ(grb_reader_open(b), 0);
@@ -163,7 +133,7 @@ static void test_read_counted(void)
  */
 static void test_spare_held(void)
 {
-	struct grb_channel *chan = create(&ovw);
+	struct grb_channel *chan = create(&raw_ow, SB, NSUB);
 	struct grb_buf *b = grb_channel_buf(chan, 0);
 	struct grb_reader_subbuf sb, again;
 	static unsigned char copy[SB];
@@ -171,12 +141,12 @@ static void test_spare_held(void)
 	uint64_t c, p, k;
 
 	CHECK_EQ(grb_reader_open(b), 0);
-	put_tags(&ovw, chan, 1, 8);     /* sub-buffer 0 closed, 1 open */
+	put_tags(&raw_ow, chan, 1, 8);     /* sub-buffer 0 closed, 1 open */
 	CHECK_EQ(grb_reader_get_next(b), 0);
 	CHECK_EQ(grb_reader_held(b, &sb), 0);
 	memcpy(copy, sb.data, sb.data_size);
 	/* 40 more: sub-buffers 2 to 11, the ring of four lapped twice. */
-	put_tags(&ovw, chan, 9, 48);
+	put_tags(&raw_ow, chan, 9, 48);
 	CHECK_EQ(grb_reader_held(b, &again), 0);
 	CHECK(again.data == sb.data);
 	CHECK_U64(again.data_size, sb.data_size);
@@ -220,14 +190,14 @@ static void test_spare_held(void)
  */
 static void test_spare_pinned(void)
 {
-	struct grb_channel *chan = create(&ovw);
+	struct grb_channel *chan = create(&raw_ow, SB, NSUB);
 	struct grb_buf *b = grb_channel_buf(chan, 0);
 	struct grb_reader_subbuf sb, again;
 	static unsigned char copy[SB];
 	uint64_t c, p;
 
 	CHECK_EQ(grb_reader_open(b), 0);
-	put_tags(&ovw, chan, 1, 9);     /* 0 and 1 closed, 2 open */
+	put_tags(&raw_ow, chan, 1, 9);     /* 0 and 1 closed, 2 open */
 	/* Pinned and put back with no writer in between: not consumed,
 	 * the same records for get_next. */
 	CHECK_EQ(grb_reader_get_subbuf(b, 0), 0);
@@ -245,7 +215,7 @@ static void test_spare_pinned(void)
 	CHECK_EQ(grb_reader_get_subbuf(b, SB), 0);
 	CHECK_EQ(grb_reader_held(b, &sb), 0);
 	memcpy(copy, sb.data, sb.data_size);
-	put_tags(&ovw, chan, 10, 48);
+	put_tags(&raw_ow, chan, 10, 48);
 	CHECK_EQ(grb_reader_held(b, &again), 0);
 	CHECK(again.data == sb.data);
 	CHECK(memcmp(again.data, copy, sb.data_size) == 0);
@@ -271,11 +241,11 @@ static void test_spare_pinned(void)
  */
 static void test_release_overwrite(void)
 {
-	struct grb_channel *chan = create(&ovw);
+	struct grb_channel *chan = create(&raw_ow, SB, NSUB);
 	struct grb_buf *b = grb_channel_buf(chan, 0);
 	uint64_t c, p;
 
-	put_tags(&ovw, chan, 1, 9);
+	put_tags(&raw_ow, chan, 1, 9);
 	CHECK_EQ(grb_reader_open(b), 0);
 	CHECK_EQ(grb_reader_get_subbuf(b, 0), 0);
 	CHECK_EQ(grb_reader_release(b), 0);
@@ -296,7 +266,7 @@ static void test_release_overwrite(void)
 	CHECK_EQ(grb_reader_put_next(b), 0);
 	CHECK_EQ(grb_reader_release(b), 0);
 	/* The writers still go round the ring with the reader gone. */
-	put_tags(&ovw, chan, 10, 40);
+	put_tags(&raw_ow, chan, 10, 40);
 	expect_valid(b);
 	grb_channel_destroy(chan);
 }
@@ -308,16 +278,16 @@ static void test_release_overwrite(void)
  */
 static void test_lost_open(void)
 {
-	struct grb_channel *chan = create(&disc);
+	struct grb_channel *chan = create(&raw, SB, NSUB);
 	struct grb_buf *b = grb_channel_buf(chan, 0);
 	struct grb_reader_subbuf sb;
 
 	CHECK_EQ(grb_reader_open(b), 0);
-	CHECK_EQ(put(&disc, chan, 1, REC), 0);
-	CHECK_EQ(put(&disc, chan, 2, 2 * SB), -ENOSPC);        /* lost_big */
+	CHECK_EQ(put(&raw, chan, 1, REC), 0);
+	CHECK_EQ(put(&raw, chan, 2, 2 * SB), -ENOSPC);        /* lost_big */
 	CHECK_EQ(grb_buf_flush(b, GRB_FLUSH_ACTIVE), 0);
-	CHECK_EQ(put(&disc, chan, 3, REC), 0);                  /* opens 1 */
-	CHECK_EQ(put(&disc, chan, 4, 2 * SB), -ENOSPC);
+	CHECK_EQ(put(&raw, chan, 3, REC), 0);                  /* opens 1 */
+	CHECK_EQ(put(&raw, chan, 4, 2 * SB), -ENOSPC);
 	CHECK_EQ(grb_buf_flush(b, GRB_FLUSH_ACTIVE), 0);
 	CHECK_EQ(grb_reader_get_next(b), 0);
 	CHECK_EQ(grb_reader_held(b, &sb), 0);
@@ -340,7 +310,7 @@ static void test_lost_open(void)
  */
 static void test_live(void)
 {
-	struct grb_channel *chan = create(&disc);
+	struct grb_channel *chan = create(&raw, SB, NSUB);
 	struct grb_buf *b = grb_channel_buf(chan, 0);
 	struct grb_reader_subbuf live, more, sb;
 	static unsigned char copy[SB];
@@ -351,11 +321,11 @@ static void test_live(void)
 	/* Five sub-buffers and some refusals first, so that the live one
 	 * is on the second lap with losses before it. */
 	for (k = 0; k < 5; k++) {
-		CHECK_EQ(put(&disc, chan, k, REC), 0);
+		CHECK_EQ(put(&raw, chan, k, REC), 0);
 		CHECK_EQ(grb_buf_flush(b, GRB_FLUSH_ACTIVE), 0);
 		if (k == 3)
 			for (i = 0; i < 3; i++)
-				CHECK_EQ(put(&disc, chan, 99, REC), -ENOBUFS);
+				CHECK_EQ(put(&raw, chan, 99, REC), -ENOBUFS);
 		if (k >= 3) {
 			CHECK_EQ(grb_reader_get_next(b), 0);
 			CHECK_EQ(grb_reader_put_next(b), 0);
@@ -363,7 +333,7 @@ static void test_live(void)
 	}
 	while (grb_reader_get_next(b) == 0)
 		CHECK_EQ(grb_reader_put_next(b), 0);
-	CHECK_EQ(put(&disc, chan, 50, REC), 0);
+	CHECK_EQ(put(&raw, chan, 50, REC), 0);
 	CHECK_EQ(grb_reader_live(b, &live), 0);
 	CHECK_U64(live.pos, 5 * SB);
 	CHECK_U64(live.seq, 5);
@@ -371,7 +341,7 @@ static void test_live(void)
 	CHECK_U64(live.data_size, REC);
 	CHECK_U64(live.lost_open, 3);
 	memcpy(copy, live.data, live.data_size);
-	CHECK_EQ(put(&disc, chan, 51, REC), 0);
+	CHECK_EQ(put(&raw, chan, 51, REC), 0);
 	CHECK_EQ(grb_reader_live(b, &more), 0);
 	CHECK(more.data == live.data);
 	CHECK_U64(more.pos, live.pos);
@@ -397,9 +367,9 @@ static void test_live(void)
 
 	/* Which refusal comes first: not open, then overwrite mode (even
 	 * with a sub-buffer held). */
-	chan = create(&ovw);
+	chan = create(&raw_ow, SB, NSUB);
 	b = grb_channel_buf(chan, 0);
-	put_tags(&ovw, chan, 1, 5);
+	put_tags(&raw_ow, chan, 1, 5);
 	CHECK_EQ(grb_reader_live(b, &sb), -EPERM);
 	CHECK_EQ(grb_reader_open(b), 0);
 	CHECK_EQ(grb_reader_get_next(b), 0);
@@ -412,12 +382,12 @@ static void test_live(void)
  * bounded by the data. */
 static void test_read_empty(void)
 {
-	struct grb_channel *chan = create(&disc);
+	struct grb_channel *chan = create(&raw, SB, NSUB);
 	struct grb_buf *b = grb_channel_buf(chan, 0);
 
 	CHECK_EQ(grb_reader_open(b), 0);
 	CHECK_EQ(grb_reader_read(b, 0, NULL, 0), -EPERM);
-	put_tags(&disc, chan, 1, 5);
+	put_tags(&raw, chan, 1, 5);
 	CHECK_EQ(grb_reader_get_next(b), 0);
 	CHECK_EQ(grb_reader_read(b, 0, NULL, 0), 0);
 	CHECK_EQ(grb_reader_read(b, PER_SB * REC, NULL, 0), 0);
@@ -502,8 +472,8 @@ static void test_validate(void)
 	int ow;
 
 	for (ow = 0; ow < 2; ow++) {
-		const struct grb_config *cfg = ow ? &ovw : &disc;
-		struct grb_channel *chan = create(cfg);
+		const struct grb_config *cfg = ow ? &raw_ow : &raw;
+		struct grb_channel *chan = create(cfg, SB, NSUB);
 		struct grb_buf *b = grb_channel_buf(chan, 0);
 		char msg[256];
 		size_t len;
