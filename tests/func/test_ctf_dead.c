@@ -155,6 +155,18 @@ static uint64_t read_dead(struct grb_buf *buf, uint64_t own, uint64_t *pads,
 	return n;
 }
 
+/* The tracer's statistics once the dying writer's records were
+ * recovered: exactly those dead, every committed event written (the dead
+ * writer's too), none discarded.  Returns them in *@st. */
+static void expect_dead_stats(struct grb_ctf *t, uint64_t committed,
+			      struct grb_ctf_stats *st)
+{
+	CHECK_EQ(grb_ctf_get_stats(t, st), 0);
+	CHECK_U64(st->events_dead, DEAD_FIRST + DEAD_SECOND);
+	CHECK_U64(st->events, committed);
+	CHECK_U64(st->events_discarded, 0);
+}
+
 /*
  * events_dead: a writer process of a shared tracer is killed while it
  * holds reservations in two sub-buffers; after recovery by a consumer
@@ -248,10 +260,7 @@ static void contract_dead(enum grb_mode mode, int stop_first)
 	/* Each dead run is padding (one event or more), never data. */
 	CHECK(pads >= 2);
 	CHECK_U64(read, committed);
-	CHECK_EQ(grb_ctf_get_stats(t, &st), 0);
-	CHECK_U64(st.events_dead, DEAD_FIRST + DEAD_SECOND);
-	CHECK_U64(st.events, committed);
-	CHECK_U64(st.events_discarded, 0);
+	expect_dead_stats(t, committed, &st);
 	CHECK_U64(st.events_overwritten, 0);
 
 	/* The same once stopped (exact), the stream drained to its end. */
@@ -260,10 +269,7 @@ static void contract_dead(enum grb_mode mode, int stop_first)
 	while (!done)
 		read += read_dead(buf, own, &pads, &done);
 	CHECK_U64(read, committed);
-	CHECK_EQ(grb_ctf_get_stats(t, &st), 0);
-	CHECK_U64(st.events_dead, DEAD_FIRST + DEAD_SECOND);
-	CHECK_U64(st.events, committed);
-	CHECK_U64(st.events_discarded, 0);
+	expect_dead_stats(t, committed, &st);
 	CHECK_U64(st.events_overwritten, 0);
 	CHECK_U64(st.packets, 0);
 	CHECK_EQ(grb_buf_get_stats(buf, &bs), 0);
@@ -333,17 +339,11 @@ static void contract_dead_thread(int running)
 	if (running) {
 		CHECK_U64(n, committed);
 		CHECK(pads >= 1);
-		CHECK_EQ(grb_ctf_get_stats(t, &st), 0);
-		CHECK_U64(st.events_dead, DEAD_FIRST + DEAD_SECOND);
-		CHECK_U64(st.events, committed);
-		CHECK_U64(st.events_discarded, 0);
+		expect_dead_stats(t, committed, &st);
 	}
 
 	CHECK_EQ(grb_ctf_stop(t), 0);
-	CHECK_EQ(grb_ctf_get_stats(t, &st), 0);
-	CHECK_U64(st.events_dead, DEAD_FIRST + DEAD_SECOND);
-	CHECK_U64(st.events, committed);
-	CHECK_U64(st.events_discarded, 0);
+	expect_dead_stats(t, committed, &st);
 	CHECK_U64(st.packets_discarded, 0);
 	pads = 0;
 	CHECK_U64(stream_events(out, "c", seen_own, sizeof(seen_own), &pads),
