@@ -710,7 +710,7 @@ void bench_grb_scale(const struct bench_opts *o)
 /*
  * Valgrind registers no rseq, so a per-CPU channel takes the atomic path
  * there.  To count the per-CPU path's instructions, the callgrind run
- * (one thread, pinned) marks the channel's buffers as per-CPU and the
+ * (one thread, pinned) marks the channel and its buffers as per-CPU and the
  * thread's unregistered rseq area as on the CPU it is pinned to: the
  * sections then run their common path.  Nothing could abort them, which
  * one thread does not need; a registered area is never written (the
@@ -731,6 +731,8 @@ static void fake_rseq(struct grb_channel *chan, int on)
 		return;
 	for (i = 0; i < chan->nr_bufs; i++)
 		chan->bufs[i].rseq = on;
+	/* What the channel's creation sets with the path (layout.h). */
+	chan->nr_fast = on ? chan->nr_bufs : 0;
 #else
 	(void)chan;
 	(void)on;

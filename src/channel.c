@@ -10,6 +10,7 @@
 #include "engine.h"
 #include "grb/align.h"
 #include "grb/impl/journal.h"
+#include "grb/writer.h"
 
 /* grb_reserve() finds a CPU's handle by a shift: keep the pad right. */
 _Static_assert(sizeof(struct grb_buf) == GRB_BUF_HANDLE_SIZE,
@@ -226,6 +227,7 @@ int grb__channel_alloc(const struct grb_config *cfg, const char *name,
 	if (name)
 		strncpy(chan->name, name, sizeof(chan->name) - 1);
 	chan->nr_bufs = nr_bufs;
+	chan->nr_fast = grb__rseq_cfg(cfg) ? 0 : nr_bufs;
 	/* Cache-line aligned: each handle's first line is the fast path's. */
 	chan->bufs = (struct grb_buf *)aligned_alloc(GRB_CACHELINE,
 		(size_t)nr_bufs * sizeof(*chan->bufs));
@@ -280,6 +282,8 @@ int grb__channel_create(const struct grb_config *cfg,
 					    &chan->path_reason);
 	for (i = 0; i < chan->nr_bufs; i++)
 		chan->bufs[i].rseq = chan->write_path == GRB_WRITE_RSEQ;
+	if (chan->write_path == GRB_WRITE_RSEQ)
+		chan->nr_fast = chan->nr_bufs;
 	for (; created < chan->nr_bufs; created++) {
 		if (!cfg->cb.buffer_create)
 			continue;

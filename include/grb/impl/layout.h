@@ -304,6 +304,11 @@ struct grb_channel {
 	const struct grb_config *cfg;
 	struct grb_buf *bufs;
 	unsigned int nr_bufs;
+	/* The buffers grb_write_record()'s fast path may pick: nr_bufs, or
+	 * 0 when the configuration inlines the per-CPU path and the channel
+	 * fell back to the atomic one, so that the CPU's range check sends
+	 * every record of such a channel out of line (docs/design.md 25.5). */
+	unsigned int nr_fast;
 	uint64_t subbuf_size;
 	uint64_t num_subbuf;
 	void *priv;

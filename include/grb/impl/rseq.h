@@ -103,11 +103,20 @@ static inline struct rseq *grb__rseq_area(void)
 /*
  * The fast-path reservation: if blocked is 0 and *offset is @expect,
  * store @newv into *offset (a plain store: the committing instruction).
+ *
+ * @keep (a constant) leaves rseq_cs set when the store happened, for a
+ * caller whose every path from there runs another section of the same
+ * function, whose descriptor store replaces it and whose ends clear it
+ * (grb_write_record(): the commit section).  Until then the descriptor
+ * is one of the running code's own, so it cannot be unloaded under it;
+ * and the kernel clears rseq_cs itself when it preempts or signals the
+ * thread outside the section the descriptor names.
  */
 static GRB_ALWAYS_INLINE int grb__rseq_reserve(struct rseq *rs, uint32_t cpu,
 					       grb_atomic_u64 *blocked,
 					       grb_atomic_u64 *offset,
-					       uint64_t expect, uint64_t newv)
+					       uint64_t expect, uint64_t newv,
+					       int keep)
 {
 	__asm__ goto(
 		GRB__RSEQ_ENTER
@@ -132,7 +141,8 @@ static GRB_ALWAYS_INLINE int grb__rseq_reserve(struct rseq *rs, uint32_t cpu,
 		  [expect] "r" (expect), [newv] "r" (newv)
 		: "cc", "rcx"
 		: aborted, failed);
-	GRB__RSEQ_DONE(rs);
+	if (!keep)
+		GRB__RSEQ_DONE(rs);
 	return GRB_RSEQ_OK;
 aborted:
 	GRB__RSEQ_DONE(rs);

@@ -89,18 +89,31 @@ static GRB_ALWAYS_INLINE int grb__rseq_cfg(const struct grb_config *cfg)
 		!(cfg->flags & GRB_CONFIG_SHARED);
 }
 
+/*
+ * The buffer of the calling thread's CPU.  *off_path is set to 1 when
+ * the compare failed on a channel whose configuration inlines the
+ * per-CPU path: a thread without rseq, or a channel that fell back to
+ * the atomic path (nr_fast is 0 there).  Either way the fast path's
+ * section could not succeed, and the reservation goes out of line
+ * without a test of its own for the channel's path.
+ */
 static GRB_ALWAYS_INLINE struct grb_buf *grb__pick_buf(const struct grb_config *cfg,
-					    struct grb_channel *chan, int *cpu)
+					    struct grb_channel *chan, int *cpu,
+					    int *off_path)
 {
 	unsigned int c = 0;
 
+	*off_path = 0;
 	if (cfg->alloc == GRB_ALLOC_PER_CPU) {
 		/* One compare for both: a thread without rseq reads a
 		 * negative id, and possible CPUs are read at creation, so
 		 * the id is never trusted. */
 		c = (unsigned int)GRB_CPU_OVERRIDE(grb__cpu_raw());
-		if (GRB_UNLIKELY(c >= chan->nr_bufs))
+		if (GRB_UNLIKELY(c >= (grb__rseq_cfg(cfg) ? chan->nr_fast :
+				       chan->nr_bufs))) {
 			c = grb__cpu_index(chan->nr_bufs);
+			*off_path = grb__rseq_cfg(cfg);
+		}
 	}
 	*cpu = (int)c;
 	return &chan->bufs[c];
@@ -263,7 +276,7 @@ static GRB_ALWAYS_INLINE int grb_reserve(const struct grb_config *cfg,
 	uint64_t o_begin, o_end, off, slot, phys, ts;
 	size_t pre, size;
 	unsigned int rflags = 0;
-	int cpu, rseq;
+	int cpu, rseq, off_path;
 	/* Before the fence in grb__nesting_enter(): see grb__slot_size(). */
 	size_t dsize = ctx->data_size, align = ctx->largest_align;
 
@@ -272,7 +285,7 @@ static GRB_ALWAYS_INLINE int grb_reserve(const struct grb_config *cfg,
 		return grb__reserve_refused_nesting(chan,
 			cfg->alloc == GRB_ALLOC_PER_CPU ? grb_cpu_current() : 0);
 	ctx->owner = owner;
-	buf = grb__pick_buf(cfg, chan, &cpu);
+	buf = grb__pick_buf(cfg, chan, &cpu, &off_path);
 	ctx->buf = buf;
 	ctx->cpu = cpu;
 	/* A shared buffer journals the reservation (grb/impl/journal.h);
@@ -293,15 +306,14 @@ static GRB_ALWAYS_INLINE int grb_reserve(const struct grb_config *cfg,
 	off = grb__subbuf_offset(buf, o_begin);
 	/*
 	 * A per-CPU configuration inlines the per-CPU path only; its
-	 * channels that fell back (buf->rseq 0) reserve and commit out of
-	 * line, with the atomic protocol (docs/design.md section 25.5).
-	 * blocked: relaxed, as grb_buf_record_disable() says why; the
-	 * per-CPU path checks it inside its critical section.
+	 * channels that fell back (buf->rseq 0, nr_fast 0: off_path) reserve
+	 * and commit out of line, with the atomic protocol (docs/design.md
+	 * section 25.5).  blocked: relaxed, as grb_buf_record_disable() says
+	 * why; the per-CPU path checks it inside its critical section.
 	 */
 	rseq = grb__rseq_cfg(cfg);
-	if (GRB_UNLIKELY(off == 0 ||
-			 (rseq ? !buf->rseq :
-			  grb_load_relaxed(&buf->shm->blocked) != 0)))
+	if (GRB_UNLIKELY(off == 0 || off_path ||
+			 (!rseq && grb_load_relaxed(&buf->shm->blocked) != 0)))
 		return grb__reserve_slow_copy(cfg, buf, ctx);
 	size = grb__slot_size(cfg, off, ctx, dsize, align, &pre);
 	/*
@@ -332,7 +344,7 @@ static GRB_ALWAYS_INLINE int grb_reserve(const struct grb_config *cfg,
 						   (uint32_t)cpu,
 						   &buf->shm->blocked,
 						   &buf->shm->offset, o_begin,
-						   o_end) != GRB_RSEQ_OK))
+						   o_end, 0) != GRB_RSEQ_OK))
 			return grb__reserve_slow_copy(cfg, buf, ctx);
 	} else
 #else
@@ -534,12 +546,17 @@ static GRB_ALWAYS_INLINE int grb_write_record(const struct grb_config *cfg,
 	if (GRB_UNLIKELY(!owner))
 		goto slow_entered;
 	c.owner = owner;
-	/* grb__pick_buf() without its out-of-line CPU lookup: a thread
-	 * without rseq takes the three calls. */
+	/*
+	 * grb__pick_buf() without its out-of-line CPU lookup: a thread
+	 * without rseq takes the three calls.  The compare is against
+	 * nr_fast, which is 0 on a channel that fell back from the per-CPU
+	 * path its configuration inlines: its records take the three calls
+	 * too, and the path needs no test of its own below.
+	 */
 	cpu = 0;
 	if (cfg->alloc == GRB_ALLOC_PER_CPU) {
 		cpu = GRB_CPU_OVERRIDE(grb__cpu_raw());
-		if (GRB_UNLIKELY((unsigned int)cpu >= chan->nr_bufs)) {
+		if (GRB_UNLIKELY((unsigned int)cpu >= chan->nr_fast)) {
 			grb__nesting_undo();
 			goto slow_entered;
 		}
@@ -559,9 +576,9 @@ static GRB_ALWAYS_INLINE int grb_write_record(const struct grb_config *cfg,
 	c.timestamp = ts;
 	c.rflags = rflags;
 	off = grb__subbuf_offset(buf, o_begin);
+	/* The per-CPU path checks blocked inside its section. */
 	if (GRB_UNLIKELY(off == 0 ||
-			 (rseq ? !buf->rseq :
-			  grb_load_relaxed(&buf->shm->blocked) != 0)))
+			 (!rseq && grb_load_relaxed(&buf->shm->blocked) != 0)))
 		goto slow;
 	size = grb__slot_size(cfg, off, &c, data_size, largest_align, &pre);
 	if (GRB_UNLIKELY(size >= buf->subbuf_size - off ||
@@ -592,10 +609,12 @@ static GRB_ALWAYS_INLINE int grb_write_record(const struct grb_config *cfg,
 #ifdef GRB_RSEQ_ASM
 	rs = grb__rseq_area();
 	if (rseq) {
+		/* rseq_cs stays set until the commit section replaces it:
+		 * every path from here runs that section. */
 		if (GRB_UNLIKELY(grb__rseq_reserve(rs, (uint32_t)cpu,
 						   &buf->shm->blocked,
 						   &buf->shm->offset, o_begin,
-						   o_end) != GRB_RSEQ_OK))
+						   o_end, 1) != GRB_RSEQ_OK))
 			goto slow;
 	} else
 #endif
