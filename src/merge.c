@@ -31,6 +31,11 @@ struct grb_chan_iter {
 	struct grb_iter_record *head;   /* per buffer: its waiting record */
 	unsigned int *heap;             /* buffer indexes, min at 0 */
 	unsigned int heap_len;
+	/* heap[0]'s waiting record was returned: its iterator has moved
+	 * on, and the next call peeks it again before anything else, then
+	 * sifts it down in place (or takes it out of the heap), rather than
+	 * popping it now and pushing it back then. */
+	int top_out;
 	/* Buffers with nothing waiting (not in the heap, not done): only
 	 * these are polled, so a record costs O(log n + idle buffers). */
 	unsigned int *idle;
@@ -76,11 +81,12 @@ static void heap_push(struct grb_chan_iter *ci, unsigned int b)
 	}
 }
 
-static unsigned int heap_pop(struct grb_chan_iter *ci)
+/* Restore the heap below heap[0], whose key changed or which was just
+ * replaced. */
+static void heap_sift_down(struct grb_chan_iter *ci)
 {
-	unsigned int top = ci->heap[0], i = 0, l, r, m;
+	unsigned int i = 0, l, r, m;
 
-	ci->heap[0] = ci->heap[--ci->heap_len];
 	for (;;) {
 		l = 2 * i + 1;
 		r = l + 1;
@@ -94,7 +100,24 @@ static unsigned int heap_pop(struct grb_chan_iter *ci)
 		swap(&ci->heap[i], &ci->heap[m]);
 		i = m;
 	}
-	return top;
+}
+
+/* Take heap[0] out of the heap. */
+static void heap_pop(struct grb_chan_iter *ci)
+{
+	ci->heap[0] = ci->heap[--ci->heap_len];
+	heap_sift_down(ci);
+}
+
+/* Did a peek end the way refill() goes on from (a record, nothing yet,
+ * or a finalized and drained buffer)?  Counts what did not decode. */
+static int peek_ok(struct grb_chan_iter *ci, int ret)
+{
+	if (ret == -EIO)
+		ci->st.undecodable++;
+	/* -EIO, or the reader's own error (-EBADMSG: a shared mapping that
+	 * names no sub-buffer of the buffer). */
+	return ret == 0 || ret == -ENODATA || ret == -EAGAIN;
 }
 
 /*
@@ -109,14 +132,29 @@ static int refill(struct grb_chan_iter *ci)
 	unsigned int i = 0, b;
 	int ret;
 
+	if (ci->top_out) {
+		/* The buffer whose record the last call returned: its next
+		 * record takes its place at the root, or it leaves the
+		 * heap.  On an error it stays out, and is peeked again. */
+		b = ci->heap[0];
+		ret = grb__buf_iter_peek(&ci->its[b], &ci->head[b]);
+		if (!peek_ok(ci, ret))
+			return ret;
+		ci->top_out = 0;
+		if (ret == 0) {
+			heap_sift_down(ci);
+		} else {
+			heap_pop(ci);
+			if (ret == -ENODATA)
+				ci->ndone++;
+			else
+				ci->idle[ci->nidle++] = b;
+		}
+	}
 	while (i < ci->nidle) {
 		b = ci->idle[i];
 		ret = grb__buf_iter_peek(&ci->its[b], &ci->head[b]);
-		if (ret == -EIO)
-			ci->st.undecodable++;
-		/* -EIO, or the reader's own error (-EBADMSG: a shared
-		 * mapping that names no sub-buffer of the buffer). */
-		if (ret != 0 && ret != -ENODATA && ret != -EAGAIN)
+		if (!peek_ok(ci, ret))
 			return ret;
 		if (ret == 0 || ret == -ENODATA) {
 			ci->idle[i] = ci->idle[--ci->nidle];
@@ -174,14 +212,13 @@ int grb_chan_iter_next(struct grb_chan_iter *ci, struct grb_iter_record *r)
 			return -EAGAIN;
 		}
 	}
-	heap_pop(ci);
 	*r = ci->head[top];
 	/* The losses as they are now, not as peeked: grb_chan_iter_lost()
 	 * may have noted more while the record waited, and advancing
 	 * clears them, so they must go out with it. */
 	r->lost = ci->its[top].lost_pending;
 	grb__buf_iter_advance(&ci->its[top], r);
-	ci->idle[ci->nidle++] = top;
+	ci->top_out = 1;
 	if (ci->returned && r->timestamp < ci->last_ts) {
 		r->flags |= GRB_ITER_LATE;
 		ci->st.late++;
