@@ -241,7 +241,10 @@ static GRB_ALWAYS_INLINE void grb__ctx_fill(const struct grb_buf *buf,
 					    uint64_t off, size_t pre,
 					    uint64_t slot, uint64_t phys)
 {
-	char *base = buf->data + (phys << buf->subbuf_order) + off;
+	/* phys * subbuf_size is phys << subbuf_order (a power of two), in
+	 * one instruction that reads its operand from the handle: a shift
+	 * by a loaded count needs %cl on x86-64, and a move into it. */
+	char *base = buf->data + phys * buf->subbuf_size + off;
 
 	ctx->pre_offset = begin;
 	ctx->end = end;
@@ -318,11 +321,11 @@ static GRB_ALWAYS_INLINE int grb_reserve(const struct grb_config *cfg,
 	size = grb__slot_size(cfg, off, ctx, dsize, align, &pre);
 	/*
 	 * ">=": a record that exactly fills the sub-buffer closes it.  The
-	 * data_size test keeps a huge size from wrapping the sum (against
-	 * a constant, so that a constant size folds it away); the slow path
-	 * refuses a record too big for the sub-buffer.
+	 * data_size test keeps a huge size from wrapping the sum off + size
+	 * (against a constant, so that a constant size folds it away); the
+	 * slow path refuses a record too big for the sub-buffer.
 	 */
-	if (GRB_UNLIKELY(size >= buf->subbuf_size - off ||
+	if (GRB_UNLIKELY(off + size >= buf->subbuf_size ||
 			 dsize >= GRB_SUBBUF_SIZE_MAX || size == 0))
 		return grb__reserve_slow_copy(cfg, buf, ctx);
 	o_end = o_begin + size;
@@ -581,7 +584,8 @@ static GRB_ALWAYS_INLINE int grb_write_record(const struct grb_config *cfg,
 			 (!rseq && grb_load_relaxed(&buf->shm->blocked) != 0)))
 		goto slow;
 	size = grb__slot_size(cfg, off, &c, data_size, largest_align, &pre);
-	if (GRB_UNLIKELY(size >= buf->subbuf_size - off ||
+	/* As grb_reserve(). */
+	if (GRB_UNLIKELY(off + size >= buf->subbuf_size ||
 			 data_size >= GRB_SUBBUF_SIZE_MAX || size == 0))
 		goto slow;
 	o_end = o_begin + size;
