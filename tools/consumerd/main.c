@@ -1,39 +1,34 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * tools/grb_consumerd.c - grb-consumerd: drain basic channels (and, with
+ * tools/consumerd/main.c - grb-consumerd: drain basic channels (and, with
  * --attach, CTF ones) that other processes write in shared memory
  * (grb/shm.h) into stream files.
  *
- * One thread per channel waits on the channel's futex (grb_channel_wait),
+ * One thread per channel (drain.c) waits on the channel's futex,
  * splices every delivered sub-buffer into OUTDIR/NAME/stream_I (one file
  * per buffer, readable with grb-read), and runs the flush timer from this
- * side (grb_channel_tick on the shared mapping), so a quiet producer's
- * records still come out.  The main thread accepts producers on a UNIX
- * socket, notices when one goes away (its connection ends: exit, crash or
- * SIGKILL alike), handles SIGINT/SIGTERM and prints progress.
+ * side, so a quiet producer's records still come out.  The main thread,
+ * here, reads the command line, accepts producers on a UNIX socket,
+ * notices when one goes away (its connection ends: exit, crash or SIGKILL
+ * alike), handles SIGINT/SIGTERM and prints progress.
  */
 #define _GNU_SOURCE
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <getopt.h>
+#include <limits.h>
 #include <poll.h>
-#include <pthread.h>
 #include <signal.h>
-#include <stdatomic.h>
-#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/un.h>
-#include <time.h>
 #include <unistd.h>
-#include <limits.h>
 
+#include "consumerd.h"
 #include "grb/basic.h"
-#include "grb/ctf.h"
-#include "grb/grb.h"
 
 #define MAX_CHANS 64
 
@@ -111,34 +106,6 @@ static const char usage[] =
 "    0 when every channel was drained; 1 on an error (printed), a bad\n"
 "    command line, or a producer's channel that was refused.\n";
 
-/* One stream file of a CTF trace. */
-struct ctf_stream {
-	struct grb_ctf_stream_state st;
-	/* The last packet's header, for the trailer (end_ctf()). */
-	unsigned char last[GRB_CTF_PACKET_HEADER_SIZE];
-};
-
-struct chan_state {
-	struct grb_channel *chan;
-	char name[64];
-	char dir[4096];
-	int conn;                       /* the producer's connection, or -1 */
-	int *out;                       /* one stream file per buffer */
-	/* A CTF channel (grb/ctf.h): its streams' state, and the producer's
-	 * metadata file, copied into the trace whenever it changes. */
-	int ctf;
-	struct ctf_stream *st;
-	char meta_src[4200];
-	struct timespec meta_mtime;
-	off_t meta_size;
-	uint64_t bytes;
-	int err;                        /* the consumer thread's first error */
-	_Atomic uint64_t bytes_shown;
-	_Atomic int gone;               /* producer gone, or a signal */
-	_Atomic int finished;           /* the thread is done */
-	int joined;
-	pthread_t tid;
-};
 
 static struct chan_state *chans[MAX_CHANS];
 static unsigned int nchans;
@@ -222,267 +189,6 @@ static void on_signal(int sig)
 	(void)sig;
 	stop = 1;
 }
-
-static int64_t now_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
-}
-
-/* Splice what is delivered now from every buffer.  Return: 0, or the
- * first error other than "nothing there". */
-static int write_all(int fd, const char *p, size_t len)
-{
-	while (len) {
-		ssize_t n = write(fd, p, len);
-
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n <= 0)
-			return n < 0 ? -errno : -EIO;
-		p += n;
-		len -= (size_t)n;
-	}
-	return 0;
-}
-
-/*
- * A CTF buffer's delivered packets, written one by one: each is made
- * what a CTF reader expects of the next packet of its stream first
- * (grb_ctf_packet_fixup()), which splice could not do.
- */
-static int drain_ctf(struct chan_state *cs, unsigned int i)
-{
-	struct grb_buf *buf = grb_channel_buf(cs->chan, i);
-	struct grb_reader_subbuf sb;
-	int ret;
-
-	while ((ret = grb_reader_get_next(buf)) == 0) {
-		ret = grb_reader_held(buf, &sb);
-		if (!ret)
-			ret = grb_ctf_packet_fixup((void *)(uintptr_t)sb.data,
-						   sb.data_size, &cs->st[i].st,
-						   NULL);
-		if (!ret)
-			ret = write_all(cs->out[i], (const char *)sb.data,
-					sb.data_size);
-		if (!ret) {
-			memcpy(cs->st[i].last, sb.data, sizeof(cs->st[i].last));
-			cs->bytes += sb.data_size;
-		}
-		grb_reader_put_next(buf);
-		if (ret)
-			return ret;
-	}
-	return ret == -EAGAIN ? 0 : ret;
-}
-
-/*
- * The end of a CTF trace: a stream whose buffer refused events after its
- * last packet closed (full, waiting for us) gets one more packet, header
- * only, that carries the final count (grb_ctf_stream_trailer()), so that
- * a CTF reader reports every refused event.
- */
-static int end_ctf(struct chan_state *cs)
-{
-	unsigned char trailer[GRB_CTF_PACKET_HEADER_SIZE];
-	unsigned int i, n = grb_channel_nr_bufs(cs->chan);
-	struct grb_buf_stats st;
-	int ret, err = 0;
-
-	for (i = 0; i < n; i++) {
-		grb_buf_get_stats(grb_channel_buf(cs->chan, i), &st);
-		ret = grb_ctf_stream_trailer(cs->st[i].last, &cs->st[i].st,
-					     st.lost_full + st.lost_wrap +
-					     st.lost_big + st.lost_nesting,
-					     trailer);
-		if (ret == 1) {
-			ret = write_all(cs->out[i], (const char *)trailer,
-					sizeof(trailer));
-			if (!ret)
-				cs->bytes += sizeof(trailer);
-		}
-		/* -EBADMSG: no packet came out of this buffer at all. */
-		if (ret < 0 && ret != -EBADMSG && !err)
-			err = ret;
-	}
-	atomic_store(&cs->bytes_shown, cs->bytes);
-	return err;
-}
-
-/* Copy the producer's metadata into the trace when it changed (written
- * next to it, then renamed: a reader never sees half of it). */
-static int copy_metadata(struct chan_state *cs)
-{
-	char path[4300], tmp[4300], *text;
-	struct stat st;
-	ssize_t n;
-	int in, out, ret = 0;
-
-	if (stat(cs->meta_src, &st))
-		return -errno;
-	if (st.st_size == cs->meta_size &&
-	    st.st_mtim.tv_sec == cs->meta_mtime.tv_sec &&
-	    st.st_mtim.tv_nsec == cs->meta_mtime.tv_nsec)
-		return 0;
-	if (st.st_size <= 0 || st.st_size > (64 << 20))
-		return -EBADMSG;
-	text = (char *)malloc((size_t)st.st_size);
-	if (!text)
-		return -ENOMEM;
-	in = open(cs->meta_src, O_RDONLY | O_CLOEXEC);
-	n = in < 0 ? -1 : read(in, text, (size_t)st.st_size);
-	if (in >= 0)
-		close(in);
-	if (n <= 0) {
-		free(text);
-		return n < 0 ? -errno : -EBADMSG;
-	}
-	/* Known to this process's decoder (recovery walks the packets). */
-	ret = grb_ctf_metadata_load(text, (size_t)n, NULL);
-	snprintf(path, sizeof(path), "%s/metadata", cs->dir);
-	snprintf(tmp, sizeof(tmp), "%s/.metadata.tmp", cs->dir);
-	out = ret ? -1 : open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC,
-			      0600);
-	if (!ret && out < 0)
-		ret = -errno;
-	if (!ret)
-		ret = write_all(out, text, (size_t)n);
-	if (out >= 0 && close(out) && !ret)
-		ret = -errno;
-	if (!ret && rename(tmp, path))
-		ret = -errno;
-	if (!ret) {
-		cs->meta_size = st.st_size;
-		cs->meta_mtime = st.st_mtim;
-	}
-	free(text);
-	return ret;
-}
-
-static int drain(struct chan_state *cs)
-{
-	unsigned int i, n = grb_channel_nr_bufs(cs->chan);
-	uint64_t b;
-	int ret, err = 0;
-
-	if (cs->ctf) {
-		/* Classes registered since the last look, first. */
-		err = copy_metadata(cs);
-		for (i = 0; i < n; i++) {
-			ret = drain_ctf(cs, i);
-			if (ret && ret != -ENODATA && !err)
-				err = ret;
-		}
-		atomic_store(&cs->bytes_shown, cs->bytes);
-		return err;
-	}
-	for (i = 0; i < n; i++) {
-		ret = grb_buf_splice(grb_channel_buf(cs->chan, i), cs->out[i],
-				     NULL, 0, &b);
-		cs->bytes += b;
-		if (ret && ret != -ENODATA && !err)
-			err = ret;
-	}
-	atomic_store(&cs->bytes_shown, cs->bytes);
-	return err;
-}
-
-/*
- * After the producer went away: complete what dead writers left.  Its
- * socket closes while the kernel tears the process down, a moment before
- * the process counts as dead (a zombie), so a sub-buffer it left is
- * retried for up to two seconds; one a live writer (another process)
- * still holds is left to it.  Each recovery may unblock the next
- * sub-buffer, and what was recovered is drained as it comes.
- */
-static void settle(struct chan_state *cs)
-{
-	struct grb_recover_info info;
-	int64_t end = now_ns() + 2000000000;
-	int ret;
-
-	for (;;) {
-		ret = grb_channel_recover(cs->chan, 0, &info);
-		if (ret < 0 || (ret == 0 && info.waiting == 0))
-			return;
-		if (ret == 0 && now_ns() >= end)
-			return;
-		if (ret == 0)
-			usleep(10000);
-		if (drain(cs))
-			return;
-	}
-}
-
-static void *consume(void *arg)
-{
-	struct chan_state *cs = (struct chan_state *)arg;
-	struct grb_watermark wm = { 1, 0 };
-	int64_t next_tick = now_ns() + (int64_t)tick_ns, left;
-	int ret;
-
-	for (;;) {
-		/* Set by the main thread: producer gone, or a signal (the
-		 * handler's flag is the main thread's alone). */
-		if (atomic_load(&cs->gone))
-			break;
-		left = next_tick - now_ns();
-		ret = grb_channel_wait(cs->chan, &wm, left > 0 ? left : 0);
-		if (ret == -ENODATA)
-			break;          /* finalized and drained */
-		cs->err = drain(cs);
-		if (cs->err)
-			break;
-		if (now_ns() >= next_tick) {
-			grb_channel_tick(cs->chan, GRB_TICK_FLUSH);
-			grb_channel_recover(cs->chan, recover_ns, NULL);
-			next_tick = now_ns() + (int64_t)tick_ns;
-		}
-	}
-	/*
-	 * The producer is gone or we were asked to stop: close what is open
-	 * from this side, complete what dead writers left (at once: a
-	 * sub-buffer a live writer holds is left alone all the same), and
-	 * take everything out.  A recovered sub-buffer may make the next
-	 * one deliverable, hence the loop.
-	 */
-	grb_channel_flush(cs->chan, GRB_FLUSH_ACTIVE);
-	settle(cs);
-	ret = drain(cs);
-	if (!cs->err)
-		cs->err = ret;
-	if (cs->ctf && !cs->err)
-		cs->err = end_ctf(cs);
-	if (cs->err)
-		fprintf(stderr, "grb-consumerd: %s: writing: %s\n", cs->name,
-			strerror(-cs->err));
-	atomic_store(&cs->finished, 1);
-	return NULL;
-}
-
-static void print_counts(FILE *f, const struct chan_state *cs,
-			 const char *prefix)
-{
-	struct grb_buf_stats st;
-
-	grb_channel_get_stats(cs->chan, &st);
-	fprintf(f, "%schannel %s: %llu records read, %llu bytes, lost full=%llu"
-		" wrap=%llu big=%llu nesting=%llu overwritten=%llu dead=%llu,"
-		" %llu sub-buffers recovered\n", prefix,
-		cs->name, (unsigned long long)st.read,
-		(unsigned long long)atomic_load(&cs->bytes_shown),
-		(unsigned long long)st.lost_full,
-		(unsigned long long)st.lost_wrap,
-		(unsigned long long)st.lost_big,
-		(unsigned long long)st.lost_nesting,
-		(unsigned long long)st.overwritten,
-		(unsigned long long)st.lost_dead,
-		(unsigned long long)st.recovered);
-}
-
 /* The basic configuration these descriptors were made with. */
 static int attach_basic(const int *fds, unsigned int nr,
 			struct grb_channel **chan)
@@ -521,6 +227,8 @@ static int start_channel(struct grb_channel *chan, const char *name,
 		return -ENOMEM;
 	cs->chan = chan;
 	cs->conn = conn;
+	cs->tick_ns = tick_ns;
+	cs->recover_ns = recover_ns;
 	snprintf(cs->name, sizeof(cs->name), "%s", name);
 	snprintf(cs->dir, sizeof(cs->dir), "%s/%s", outdir, name);
 	ret = fresh_dir(cs->dir, 1);
@@ -539,7 +247,7 @@ static int start_channel(struct grb_channel *chan, const char *name,
 	if (meta_src) {
 		cs->ctf = 1;
 		snprintf(cs->meta_src, sizeof(cs->meta_src), "%s", meta_src);
-		ret = copy_metadata(cs);
+		ret = cd_copy_metadata(cs);
 		if (ret)
 			goto fail;
 	}
@@ -566,7 +274,7 @@ static int start_channel(struct grb_channel *chan, const char *name,
 		}
 		files++;
 	}
-	ret = pthread_create(&cs->tid, NULL, consume, cs);
+	ret = pthread_create(&cs->tid, NULL, cd_consume, cs);
 	if (ret) {
 		ret = -ret;
 		goto fail;
@@ -594,7 +302,7 @@ static int finish_channel(struct chan_state *cs)
 
 	pthread_join(cs->tid, NULL);
 	cs->joined = 1;
-	print_counts(stdout, cs, "");
+	cd_print_counts(stdout, cs, "");
 	fflush(stdout);
 	for (i = 0; i < grb_channel_nr_bufs(cs->chan); i++)
 		close(cs->out[i]);
@@ -647,7 +355,7 @@ static void progress(int64_t *last_t, uint64_t *last_read)
 	struct grb_buf_stats st, sum;
 	uint64_t bytes = 0;
 	unsigned int i;
-	int64_t t = now_ns();
+	int64_t t = cd_now_ns();
 	double rate;
 
 	if (quiet || !isatty(STDERR_FILENO) || t - *last_t < 1000000000)
@@ -699,7 +407,7 @@ int main(int argc, char **argv)
 	struct pollfd pfd[MAX_CHANS + 1];
 	unsigned int seen = 0, gone = 0, refused = 0, i, np;
 	uint64_t last_read = 0, count = 0, ms;
-	int64_t last_t = now_ns();
+	int64_t last_t = cd_now_ns();
 	int lsock = -1, c, status = 0, bound;
 	struct stat sst;
 	mode_t old_mask;
@@ -921,3 +629,4 @@ int main(int argc, char **argv)
 	}
 	return status;
 }
+
