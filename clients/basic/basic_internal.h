@@ -32,7 +32,8 @@ struct grb_basic_cursor {
 	uint64_t consumed;     /* records consumed by this client */
 	uint64_t dropped;      /* records removed by reset */
 	uint64_t corrupt;      /* records skipped: their data did not decode */
-	uint64_t taken;        /* records consumed from the held sub-buffer */
+	uint64_t taken;        /* records of the held (or live-read)
+				  sub-buffer consumed, or counted corrupt */
 };
 
 struct grb_basic {

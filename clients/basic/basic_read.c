@@ -128,7 +128,18 @@ static int cursor_corrupt(struct grb_buf *buf, struct grb_basic_cursor *cur)
 		grb_reader_put_next(buf);
 		cur->held = 0;
 	} else {
-		/* Read live: skip the rest now, count it once delivered. */
+		/*
+		 * Read live: skip the rest now, and count now what is
+		 * committed of it (grb/basic.h: counted with the -EIO); the
+		 * records committed after it are counted as it is delivered
+		 * (cursor_take()) or reset (grb_basic_reset()).  taken then
+		 * covers what is counted.
+		 */
+		if (grb_reader_live(buf, &sb) == 0 && sb.pos == cur->live_pos &&
+		    sb.records > cur->taken) {
+			cur->corrupt += sb.records - cur->taken;
+			cur->taken = sb.records;
+		}
 		cur->damaged = 1;
 		cur->next = cur->data_size;
 		cur->live = 0;
@@ -326,11 +337,21 @@ int grb_basic_reset(struct grb_basic *b)
 		}
 		while (grb_reader_get_next(buf) == 0) {
 			grb_reader_held(buf, &sb);
-			/* Records already consumed live are not dropped. */
-			cur->dropped += sb.records -
-				(sb.pos == cur->live_pos ? cur->taken : 0);
+			if (sb.pos == cur->live_pos && cur->damaged) {
+				/* The rest of a sub-buffer damaged while
+				 * read live is corrupt, as cursor_take()
+				 * counts it. */
+				cur->corrupt += sb.records - cur->taken;
+			} else {
+				/* Records already consumed live are not
+				 * dropped. */
+				cur->dropped += sb.records -
+					(sb.pos == cur->live_pos ?
+					 cur->taken : 0);
+			}
 			grb_reader_put_next(buf);
 		}
+		cur->damaged = 0;
 		cur->live = 0;
 		cur->live_pos = UINT64_MAX;
 	}

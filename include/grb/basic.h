@@ -176,8 +176,10 @@ struct grb_basic_event {
  * grb_basic_release_readers(); -EIO when a record does not decode (memory overwritten by a
  * client bug): nothing then says where the next record starts, so the
  * rest of that sub-buffer is skipped and its records counted in
- * grb_basic_counts.corrupt; -EIO is returned once, and the next call
- * reads on from the next sub-buffer.
+ * grb_basic_counts.corrupt (those committed by then at once; in discard
+ * mode, read live from the open sub-buffer, those committed into its rest
+ * afterwards when it closes, or at grb_basic_reset()); -EIO is returned
+ * once, and the next call reads on from the next sub-buffer.
  * Context: one reader thread per buffer.
  */
 GRB_API int grb_basic_consume(struct grb_basic *b, unsigned int cpu,

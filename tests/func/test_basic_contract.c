@@ -304,7 +304,8 @@ static void write_damaged(struct grb_basic *b, uint32_t seq)
 /*
  * A record that does not decode: -EIO once, the rest of its sub-buffer
  * counted as corrupt, and reading goes on with the next sub-buffer.  In
- * discard mode read live (the rest is counted when the sub-buffer is
+ * discard mode read live (what is committed of the rest is counted at
+ * the -EIO, what is committed after it once the sub-buffer is
  * delivered), and in overwrite mode from a closed sub-buffer.
  */
 static void test_corrupt(enum grb_mode mode)
@@ -323,6 +324,11 @@ static void test_corrupt(enum grb_mode mode)
 	if (mode == GRB_MODE_OVERWRITE)
 		CHECK_EQ(grb_basic_flush(b), 0);
 	CHECK_EQ(grb_basic_consume(b, 0, &ev, dst, sizeof(dst)), -EIO);
+	/* Counted at the -EIO (basic.h), not when the sub-buffer is
+	 * delivered. */
+	c = counts(b, 0);
+	CHECK_U64(c.corrupt, 2);
+	CHECK_U64(c.entries, 0);
 	CHECK_EQ(grb_basic_consume(b, 0, &ev, dst, sizeof(dst)), -EAGAIN);
 	CHECK_EQ(grb_basic_flush(b), 0);
 	CHECK_EQ(grb_basic_consume(b, 0, &ev, dst, sizeof(dst)), -EAGAIN);
@@ -338,6 +344,51 @@ static void test_corrupt(enum grb_mode mode)
 	c = counts(b, 0);
 	CHECK_U64(c.consumed, 2);
 	CHECK_U64(c.corrupt, 2);
+	grb_basic_destroy(b);
+}
+
+/*
+ * Discard mode, a record damaged in the open sub-buffer: a record
+ * committed after the -EIO into the rest of that sub-buffer is skipped
+ * and counted as corrupt too, when the sub-buffer is delivered; and a
+ * reset before that counts the rest as corrupt, not dropped.
+ */
+static void test_corrupt_live_rest(void)
+{
+	struct grb_basic *b = make(GRB_ALLOC_PER_CHANNEL, GRB_MODE_DISCARD,
+				   1, 4);
+	struct grb_basic_event ev;
+	struct grb_basic_counts c;
+	char dst[16];
+
+	write_seq(b, 1);
+	CHECK_U64(read_seq(b, 0), 1);
+	write_damaged(b, 2);
+	CHECK_EQ(grb_basic_consume(b, 0, &ev, dst, sizeof(dst)), -EIO);
+	write_seq(b, 3);
+	c = counts(b, 0);
+	CHECK_U64(c.corrupt, 1);
+	CHECK_U64(c.entries, 1);
+	CHECK_EQ(grb_basic_flush(b), 0);
+	CHECK_EQ(grb_basic_consume(b, 0, &ev, dst, sizeof(dst)), -EAGAIN);
+	c = counts(b, 0);
+	CHECK_U64(c.corrupt, 2);
+	CHECK_U64(c.entries, 0);
+	CHECK_U64(c.dropped, 0);
+
+	/* The same, reset before the sub-buffer is delivered. */
+	write_damaged(b, 4);
+	CHECK_EQ(grb_basic_consume(b, 0, &ev, dst, sizeof(dst)), -EIO);
+	write_seq(b, 5);
+	CHECK_EQ(grb_basic_reset(b), 0);
+	c = counts(b, 0);
+	CHECK_U64(c.written, 5);
+	CHECK_U64(c.consumed, 1);
+	CHECK_U64(c.corrupt, 4);
+	CHECK_U64(c.dropped, 0);
+	CHECK_U64(c.entries, 0);
+	write_seq(b, 6);
+	CHECK_U64(read_seq(b, 0), 6);
 	grb_basic_destroy(b);
 }
 
@@ -669,6 +720,7 @@ int main(void)
 	test_live_reset();
 	test_corrupt(GRB_MODE_DISCARD);
 	test_corrupt(GRB_MODE_OVERWRITE);
+	test_corrupt_live_rest();
 	test_release_live();
 	test_layout(0);
 	test_layout(1);
