@@ -304,7 +304,15 @@ int grb_channel_attach_dir(const struct grb_config *cfg, const char *client,
 	unsigned int i, nr;
 	int *fds, fd, ret;
 
-	if (!dir || !name_ok(name) || !out || !cfg || !client)
+	if (!dir || !name_ok(name) || !out || !cfg || !client ||
+	    (role != GRB_ATTACH_READER && role != GRB_ATTACH_WRITER))
+		return -EINVAL;
+	/* The arguments grb_channel_attach() refuses, refused before any
+	 * file is looked at: its errors come first, as it says. */
+	ret = grb_config_check(cfg);
+	if (ret)
+		return ret;
+	if (!(cfg->flags & GRB_CONFIG_SHARED))
 		return -EINVAL;
 	file_path(path, sizeof(path), dir, name, 0);
 	fd = open(path, O_RDWR | O_CLOEXEC | O_NOFOLLOW);

@@ -19,8 +19,10 @@
  *
  * The extended header is used for ids from GRB_CTF_COMPACT_IDS up, and
  * whenever the engine asks for a full timestamp (a packet's first
- * event, or more than 2^27 clock units since the previous one), so a
- * reader never misses a wrap of the 27 bits.  Compact id 30 is reserved
+ * event, or a timestamp whose bits above the low 27 differ from the
+ * previous event's: always after more than 2^27 clock units, and after
+ * fewer when they cross a multiple of 2^27), so a reader never misses a
+ * wrap of the 27 bits.  Compact id 30 is reserved
  * for padding ("grb:padding", grb/recover.h) and written only over the
  * bytes of a writer that died before committing.
  *
@@ -175,8 +177,9 @@ struct grb_ctf_attr {
  *  -EEXIST   a stream, buffer or metadata file is already there (a
  *            trace or tracer: nothing of it is touched);
  *  -ENOMEM, or the errno of mkdir, open, write or pthread_create.
- * On error nothing is left allocated and no file is left behind but a
- * trace directory this call created.
+ * On error nothing is left allocated and nothing this call created is
+ * left behind: its files are removed, and so is a trace directory it
+ * made (one that was there already stays).
  * Context: any thread; not signal-safe.
  */
 GRB_API int grb_ctf_create(const struct grb_ctf_attr *attr, struct grb_ctf **out);

@@ -27,8 +27,10 @@
  * of its own, with its own start time).
  *
  * Limits.  At most GRB_JOURNAL_SLOTS threads may write to one shared
- * buffer at a time (the slot of a thread that exited is claimed again);
- * one beyond is refused with -EBUSY and counted in lost_nesting.  A
+ * buffer at a time: a thread holds its journal slot from its first write
+ * to the buffer until it exits, whether or not it holds a reservation,
+ * and the slot of a thread that exited is claimed again; one beyond is
+ * refused with -EBUSY and counted in lost_nesting.  A
  * signal handler that reserves in a shared buffer must commit (or
  * discard) before it returns, not hand its context to another thread.
  * Recovery takes any number of dead reservations in one sub-buffer (a

@@ -57,7 +57,8 @@
  * (grb/recover.h).  A signal handler that reserves in a shared channel
  * must commit before it returns (not hand the context to another
  * thread), and at most GRB_JOURNAL_SLOTS threads write to one buffer at
- * a time (-EBUSY beyond, counted in lost_nesting).
+ * a time, each from its first write to the buffer until it exits (-EBUSY
+ * beyond, counted in lost_nesting; grb/recover.h).
  */
 #ifndef GRB_SHM_H
 #define GRB_SHM_H

@@ -375,6 +375,13 @@ static void test_refusals(void)
 					GRB_ATTACH_READER, &att), -ENOENT);
 	CHECK_EQ(grb_channel_attach_dir(cfg, CLIENT, dir, "chan", 7, &att),
 		 -EINVAL);
+	/* "Return: as grb_channel_attach()": its argument errors come
+	 * before any file is looked at, a missing one included. */
+	CHECK_EQ(grb_channel_attach_dir(cfg, CLIENT, dir, "missing", 7, &att),
+		 -EINVAL);
+	CHECK_EQ(grb_channel_attach_dir(tc_config(TV_PER_CHANNEL | TV_DISCARD),
+					CLIENT, dir, "missing",
+					GRB_ATTACH_READER, &att), -EINVAL);
 	fds[0] = fds[1] = grb_channel_shm_fd(chan, 0);
 	CHECK(fds[0] >= 0);
 	CHECK_EQ(grb_channel_shm_fd(chan, 1), -EINVAL);
