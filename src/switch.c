@@ -196,6 +196,13 @@ static int buf_flush(struct grb_buf *buf, enum grb_flush how, int journal)
 
 	if (!buf || (how != GRB_FLUSH_ACTIVE && how != GRB_FLUSH_EMPTY))
 		return -EINVAL;
+	/* A finalized buffer stays ended: its reader may have had -ENODATA
+	 * and the client its buffer_finalize, so an empty flush (an idle
+	 * ticker's) opens nothing; there is nothing open to close either,
+	 * finalize closed it. */
+	if (how == GRB_FLUSH_EMPTY &&
+	    (grb_load_acquire(&buf->shm->blocked) & GRB_BLOCKED_FINALIZED))
+		how = GRB_FLUSH_ACTIVE;
 	cfg = buf->chan->cfg;
 	hdr = grb__subbuf_header_size(cfg);
 	/* A flush moves the position too: journaled as a reservation. */

@@ -11,7 +11,8 @@
  *
  *   operation                       | concurrent with
  *   --------------------------------+----------------------------------
- *   grb_reserve/commit (writer.h)   | everything below but destroy
+ *   grb_reserve/commit (writer.h)   | everything below but finalize
+ *                                   | and destroy
  *   grb_buf_flush, grb_channel_flush| writers, readers, other flushes
  *   grb_*_record_disable/enable     | everything but destroy
  *   grb_buf_stats, grb_channel_*    | everything but destroy
@@ -94,7 +95,8 @@ enum grb_flush {
  * The sub-buffer is delivered as soon as the records reserved in it are
  * committed: by the last of those commits, or at once, by this call on
  * the calling thread (the client's buffer_end included), when none is
- * pending.
+ * pending.  After grb_channel_finalize() a buffer stays ended: a flush
+ * there opens no sub-buffer, GRB_FLUSH_EMPTY included (-ENODATA).
  * Return: 0 when a sub-buffer was closed; -ENODATA when there was nothing
  * to close; -ENOBUFS (discard mode, buffer full) or -EIO (next sub-buffer
  * still being written) when GRB_FLUSH_EMPTY could not open a sub-buffer;

@@ -233,6 +233,13 @@ static void test_reader_finalize_drain(void)
 	expect_tags(&t, want, 3);
 	CHECK_EQ(grb_reader_snapshot(b, &c, &p), -ENODATA);
 	CHECK_EQ(grb_reader_get_next(b), -ENODATA);
+	/* A finalized buffer stays ended: an empty flush, or an idle
+	 * ticker's, opens no sub-buffer after the reader's -ENODATA. */
+	CHECK_EQ(grb_buf_flush(b, GRB_FLUSH_EMPTY), -ENODATA);
+	CHECK_EQ(grb_channel_flush(chan, GRB_FLUSH_EMPTY), 0);
+	grb_channel_tick(chan, GRB_TICK_IDLE);
+	grb_channel_tick(chan, GRB_TICK_IDLE);
+	CHECK_EQ(grb_reader_get_next(b), -ENODATA);
 	CHECK_EQ(grb_reader_release(b), 0);
 	grb_channel_destroy(chan);
 }
