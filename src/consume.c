@@ -4,6 +4,7 @@
  * call a function per record, and wait (grb/wait.h) when there is none.
  */
 #include <stdlib.h>
+#include <time.h>
 
 #include "engine.h"
 #include "grb/iter.h"
@@ -69,25 +70,52 @@ static int bad_timeout(int64_t timeout_ns)
 	return timeout_ns < 0 && timeout_ns != GRB_WAIT_FOREVER;
 }
 
+static int64_t mono_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
+}
+
+/*
+ * Has a poll's time run out?  Sets *left to what is left of @timeout_ns
+ * since @start (GRB_WAIT_FOREVER never runs out).  A wake-up can bring
+ * no record (a header-only sub-buffer, a merge still held back): the
+ * poll then waits again, for what is left.
+ */
+static int poll_expired(int64_t timeout_ns, int64_t start, int64_t *left)
+{
+	if (timeout_ns == GRB_WAIT_FOREVER)
+		return 0;
+	*left = timeout_ns - (mono_ns() - start);
+	return *left <= 0;
+}
+
 int grb_buf_iter_poll(struct grb_buf_iter *it, grb_record_fn fn, void *arg,
 		      int64_t timeout_ns, uint64_t *count)
 {
 	struct grb_watermark wm;
+	int64_t start, left = timeout_ns;
 	uint64_t n = 0;
 	int ret;
 
 	if (!it || !fn || bad_timeout(timeout_ns))
 		return -EINVAL;
+	start = mono_ns();
 	ret = consume(it, buf_next, fn, arg, &n);
-	if (ret == 0 && n == 0) {
+	while (ret == 0 && n == 0) {
 		/* A delivered sub-buffer, or (discard mode) one record more
 		 * than the iterator already read live: waking on any live
 		 * byte would find the ones it read and never sleep. */
 		wm.subbufs = 1;
 		wm.bytes = grb__buf_iter_live_mark(it);
-		ret = grb_buf_wait(grb__buf_iter_buf(it), &wm, timeout_ns);
+		ret = grb_buf_wait(grb__buf_iter_buf(it), &wm, left);
 		if (ret == 0 || ret == -ENODATA)
 			ret = consume(it, buf_next, fn, arg, &n);
+		if (ret == 0 && n == 0 &&
+		    poll_expired(timeout_ns, start, &left))
+			ret = -ETIMEDOUT;
 	}
 	if (count)
 		*count = n;
@@ -100,13 +128,15 @@ int grb_chan_iter_poll(struct grb_chan_iter *it, grb_record_fn fn, void *arg,
 	struct grb_channel *chan;
 	struct grb_buf_iter *blocker;
 	struct grb_watermark wm;
+	int64_t start, left = timeout_ns;
 	uint64_t n = 0, *marks;
 	int ret;
 
 	if (!it || !fn || bad_timeout(timeout_ns))
 		return -EINVAL;
+	start = mono_ns();
 	ret = consume(it, chan_next, fn, arg, &n);
-	if (ret == 0 && n == 0) {
+	while (ret == 0 && n == 0) {
 		/* Wait where the merge is stuck: on the idle buffer that
 		 * holds it back, or on any buffer when none has anything,
 		 * each past what its iterator already read live. */
@@ -116,7 +146,7 @@ int grb_chan_iter_poll(struct grb_chan_iter *it, grb_record_fn fn, void *arg,
 			wm.subbufs = 1;
 			wm.bytes = grb__buf_iter_live_mark(blocker);
 			ret = grb_buf_wait(grb__buf_iter_buf(blocker), &wm,
-					   timeout_ns);
+					   left);
 		} else {
 			marks = (uint64_t *)calloc(chan->nr_bufs,
 						   sizeof(*marks));
@@ -124,11 +154,14 @@ int grb_chan_iter_poll(struct grb_chan_iter *it, grb_record_fn fn, void *arg,
 				return -ENOMEM;
 			grb__chan_iter_marks(it, marks);
 			ret = grb__channel_wait_marks(chan, 1, 0, marks,
-						      timeout_ns);
+						      left);
 			free(marks);
 		}
 		if (ret == 0 || ret == -ENODATA)
 			ret = consume(it, chan_next, fn, arg, &n);
+		if (ret == 0 && n == 0 &&
+		    poll_expired(timeout_ns, start, &left))
+			ret = -ETIMEDOUT;
 	}
 	if (count)
 		*count = n;

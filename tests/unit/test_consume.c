@@ -193,6 +193,79 @@ static void test_poll(void)
 	grb_channel_destroy(chan);
 }
 
+static void *poll_timed_main(void *arg)
+{
+	struct poller *p = (struct poller *)arg;
+
+	p->ret = grb_buf_iter_poll(p->it, on_record, &p->s, 150000000,
+				   &p->count);
+	return NULL;
+}
+
+struct chan_poller {
+	struct grb_chan_iter *ci;
+	struct seen s;
+	int ret;
+	uint64_t count;
+};
+
+static void *chan_poll_main(void *arg)
+{
+	struct chan_poller *p = (struct chan_poller *)arg;
+
+	p->ret = grb_chan_iter_poll(p->ci, on_record, &p->s, GRB_WAIT_FOREVER,
+				    &p->count);
+	return NULL;
+}
+
+/*
+ * "If there was nothing, wait for something and consume it": a wake-up
+ * that brings no record (an empty flush delivers a header-only
+ * sub-buffer) sends the poll back to waiting, it does not return 0 with
+ * nothing consumed; the record that comes next ends it.  Both polls.
+ */
+static void test_poll_empty_wake(void)
+{
+	struct grb_channel *chan = create(&disc);
+	struct poller p = { NULL, { 0, 0, 0 }, 1, 0 };
+	struct chan_poller cp = { NULL, { 0, 0, 0 }, 1, 0 };
+	pthread_t t;
+
+	CHECK_EQ(grb_buf_iter_create(grb_channel_buf(chan, 0), GRB_ITER_CONSUME,
+				     &p.it), 0);
+	CHECK_EQ(pthread_create(&t, NULL, poll_main, &p), 0);
+	usleep(20000);
+	CHECK_EQ(grb_buf_flush(grb_channel_buf(chan, 0), GRB_FLUSH_EMPTY), 0);
+	usleep(20000);
+	put(&disc, chan, 0);
+	CHECK_EQ(pthread_join(t, NULL), 0);
+	CHECK_EQ(p.ret, 0);
+	CHECK_U64(p.count, 1);
+	/* With a timeout and nothing but such wake-ups (the flush delivers
+	 * the sub-buffer whose record the poll read live): -ETIMEDOUT. */
+	CHECK_EQ(pthread_create(&t, NULL, poll_timed_main, &p), 0);
+	usleep(20000);
+	CHECK_EQ(grb_buf_flush(grb_channel_buf(chan, 0), GRB_FLUSH_EMPTY), 0);
+	CHECK_EQ(pthread_join(t, NULL), 0);
+	CHECK_EQ(p.ret, -ETIMEDOUT);
+	CHECK_U64(p.count, 0);
+	grb_buf_iter_destroy(p.it);
+	grb_channel_destroy(chan);
+
+	chan = create(&disc);
+	CHECK_EQ(grb_chan_iter_create(chan, GRB_ITER_CONSUME, &cp.ci), 0);
+	CHECK_EQ(pthread_create(&t, NULL, chan_poll_main, &cp), 0);
+	usleep(20000);
+	CHECK_EQ(grb_buf_flush(grb_channel_buf(chan, 0), GRB_FLUSH_EMPTY), 0);
+	usleep(20000);
+	put(&disc, chan, 0);
+	CHECK_EQ(pthread_join(t, NULL), 0);
+	CHECK_EQ(cp.ret, 0);
+	CHECK_U64(cp.count, 1);
+	grb_chan_iter_destroy(cp.ci);
+	grb_channel_destroy(chan);
+}
+
 /* One tick flushes a sub-buffer only after it stayed open a period; an
  * idle buffer gets an empty sub-buffer. */
 static void test_tick(void)
@@ -348,6 +421,7 @@ int main(void)
 	alarm(60);
 	test_consume();
 	test_poll();
+	test_poll_empty_wake();
 	test_tick();
 	test_merge_ticker();
 	printf("test_consume: passed\n");
