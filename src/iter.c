@@ -26,22 +26,37 @@ static void note_lost(struct grb_buf_iter *it, uint64_t total)
 	}
 }
 
+/* Give up the rest of it->sb: its records not taken yet are lost. */
+static void skip_rest(struct grb_buf_iter *it)
+{
+	if (it->sb.records > it->taken)
+		it->lost_pending += it->sb.records - it->taken;
+	it->taken = it->sb.records;
+	it->next = it->sb.data_size;
+}
+
 /* Start on the sub-buffer described by it->sb (held, or a live view). */
 static void start_subbuf(struct grb_buf_iter *it, int live)
 {
 	uint64_t seq = it->sb.seq;
 
 	/* A gap: writers pushed the reader past sub-buffers it never saw
-	 * (overwrite mode), or a snapshot skipped overwritten ones. */
-	if (it->started && seq > it->expect_seq)
+	 * (overwrite mode), or a snapshot skipped overwritten ones; the
+	 * first sub-buffer is checked too (grb__buf_iter_init()). */
+	if (seq > it->expect_seq)
 		note_lost(it, lost_now(it->buf));
 	note_lost(it, it->sb.lost_open);
 	it->expect_seq = seq + 1;
-	it->started = 1;
 	if (live || it->sb.pos != it->live_pos) {
 		it->next = grb_reader_first_record(it->buf);
 		it->prev_ts = 0;
 		it->taken = 0;
+		it->damaged = 0;
+	} else if (it->damaged) {
+		/* Delivered at last, with a record that did not decode when
+		 * it was read live: its rest is skipped (iter.h, -EIO). */
+		skip_rest(it);
+		it->damaged = 0;
 	} else {
 		/* Delivered at last: resume after what was read live. */
 		it->next = it->live_next;
@@ -132,6 +147,13 @@ static int take_next(struct grb_buf_iter *it)
 		return ret;
 	if (it->sb.pos != it->live_pos) {
 		start_subbuf(it, 1);
+	} else if (it->damaged) {
+		/* The same open sub-buffer, with a record that did not
+		 * decode: what was committed into its rest since is skipped
+		 * and counted too. */
+		skip_rest(it);
+		it->live_next = it->sb.data_size;
+		it->live = 1;
 	} else {
 		/* The same open sub-buffer, perhaps longer now. */
 		it->next = it->live_next;
@@ -188,14 +210,14 @@ again:
 	}
 	if (ret || r->rec.next <= it->next || r->rec.next > it->sb.data_size) {
 		/* Nothing says where the next record starts: skip the rest
-		 * of the sub-buffer, its records counted as lost. */
+		 * of the sub-buffer, its records counted as lost; read live,
+		 * also what is committed into that rest later. */
 		it->undecodable++;
-		if (it->sb.records > it->taken)
-			it->lost_pending += it->sb.records - it->taken;
-		it->taken = it->sb.records;
-		it->next = it->sb.data_size;
-		if (it->live)
+		skip_rest(it);
+		if (it->live) {
 			it->live_next = it->sb.data_size;
+			it->damaged = 1;
+		}
 		return -EIO;
 	}
 	r->timestamp = rebuild_ts(cfg, it->prev_ts, &r->rec);
@@ -273,9 +295,19 @@ int grb__buf_iter_init(struct grb_buf_iter *it, struct grb_buf *buf,
 	ret = grb_reader_open(buf);
 	if (ret)
 		return ret;
+	/*
+	 * The sub-buffer the iterator should take first, so that a gap
+	 * before it is one like any other (iter.h: an overwritten
+	 * sub-buffer is reported at the gap it leaves): overwrite-mode
+	 * writers may push the reader past sub-buffers before it takes
+	 * one, and a snapshot skips those overwritten before it gets there.
+	 */
+	it->expect_seq = grb_load_acquire(&buf->shm->consumed) /
+		buf->subbuf_size;
 	if (mode == GRB_ITER_SNAPSHOT) {
 		ret = grb_reader_snapshot(buf, &it->snap_pos, &produced);
 		it->snap_end = ret == 0 ? produced : it->snap_pos;
+		it->expect_seq = it->snap_pos / buf->subbuf_size;
 	}
 	return 0;
 }

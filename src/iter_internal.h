@@ -17,7 +17,9 @@ struct grb_buf_iter {
 	enum grb_iter_mode mode;
 	int held;                       /* a sub-buffer is held */
 	int live;                       /* sb is a live view */
-	int started;                    /* a sub-buffer was started */
+	int damaged;                    /* the sub-buffer read live at
+					   live_pos had a record that did
+					   not decode: its rest is skipped */
 	struct grb_reader_subbuf sb;    /* held sub-buffer, or live view */
 	size_t next;                    /* offset of the next record in sb */
 	uint64_t taken;                 /* records returned from sb */

@@ -109,7 +109,8 @@ GRB_API int grb_buf_iter_create(struct grb_buf *buf, enum grb_iter_mode mode,
  * grb_buf_wait(), or flush); -ENODATA when the buffer is finalized and
  * drained, or, for a snapshot, at its end; -EIO when a record does not
  * decode: the rest of its sub-buffer is skipped and its records counted
- * as lost (reported with the next record), and the next call goes on;
+ * as lost (reported with the next record; read live, the records
+ * committed into that rest later too), and the next call goes on;
  * -EBADMSG (a reader attached to shared buffers, grb/shm.h) when the
  * mapping names no sub-buffer of the buffer; -EINVAL for NULL.
  * Ordering: acquire (as grb_reader_get_next()).

@@ -494,6 +494,97 @@ static void test_undecodable(void)
 	grb_channel_destroy(chan);
 }
 
+/* A record whose length word runs past any sub-buffer, at clock ts. */
+static void put_bad(struct grb_channel *chan, uint64_t ts)
+{
+	struct grb_ctx ctx = GRB_CTX_INIT(8, 4);
+	uint32_t bad = 0x7fff0000u;
+
+	lenrec_now = ts;
+	CHECK_EQ(grb_reserve(&chan_disc, chan, &ctx), 0);
+	grb_write(&chan_disc, &ctx, &bad, 4);
+	grb_write_fill(&chan_disc, &ctx, 0, 12);
+	grb_commit(&chan_disc, &ctx);
+}
+
+/*
+ * Discard mode, the bad record read live: "the rest of its sub-buffer is
+ * skipped and its records counted as lost", the records committed into
+ * that rest after the -EIO included; reading goes on with the next
+ * sub-buffer.
+ */
+static void test_undecodable_live(void)
+{
+	struct grb_channel *chan = create(&chan_disc, 8);
+	struct grb_buf *b = grb_channel_buf(chan, 0);
+	struct grb_buf_iter *it;
+	struct grb_iter_record r;
+
+	CHECK_EQ(grb_buf_iter_create(b, GRB_ITER_CONSUME, &it), 0);
+	CHECK_EQ(put(&chan_disc, chan, 1, 10), 0);
+	put_bad(chan, 11);
+	CHECK_EQ(grb_buf_iter_next(it, &r), 0);
+	CHECK_U64(tag_of(&r), 1);
+	CHECK(r.flags & GRB_ITER_LIVE);
+	CHECK_EQ(grb_buf_iter_next(it, &r), -EIO);
+	CHECK_EQ(put(&chan_disc, chan, 2, 12), 0);
+	CHECK_EQ(put(&chan_disc, chan, 3, 13), 0);
+	CHECK_EQ(grb_buf_iter_next(it, &r), -EAGAIN);
+	CHECK_EQ(grb_buf_flush(b, GRB_FLUSH_ACTIVE), 0);
+	CHECK_EQ(grb_buf_iter_next(it, &r), -EAGAIN);
+	CHECK_EQ(put(&chan_disc, chan, 4, 14), 0);
+	CHECK_EQ(grb_buf_iter_next(it, &r), 0);
+	CHECK_U64(tag_of(&r), 4);
+	CHECK_U64(r.lost, 3);   /* the bad one and the two after it */
+	CHECK_EQ(grb_buf_iter_next(it, &r), -EAGAIN);
+	CHECK_U64(grb_buf_iter_lost(it), 0);
+	grb_buf_iter_destroy(it);
+	grb_channel_destroy(chan);
+}
+
+/*
+ * Overwrite mode: sub-buffers overwritten before the iterator takes its
+ * first one are a gap like any other, reported with the first record
+ * after it, whether or not grb_buf_iter_lost() was asked first; and
+ * nothing is reported where there is no gap.
+ */
+static void test_lost_first_gap(int ask_first)
+{
+	struct grb_channel *chan = create(&chan_ovw, 4);
+	struct grb_buf *b = grb_channel_buf(chan, 0);
+	struct grb_buf_iter *it;
+	struct grb_iter_record r;
+	struct grb_buf_stats st;
+	uint64_t i, want, sum = 0, n = 0;
+	int ret;
+
+	CHECK_EQ(grb_buf_iter_create(b, GRB_ITER_CONSUME, &it), 0);
+	/* 8-byte records: 6 sub-buffers' worth in a ring of 4. */
+	for (i = 0; i < 6 * (SB / 16); i++)
+		CHECK_EQ(put(&chan_ovw, chan, i, 100 + i), 0);
+	CHECK_EQ(grb_buf_flush(b, GRB_FLUSH_ACTIVE), 0);
+	grb_buf_get_stats(b, &st);
+	CHECK(st.overwritten > 0);
+	if (ask_first)
+		CHECK_U64(grb_buf_iter_lost(it), st.overwritten);
+	CHECK_EQ(grb_buf_iter_next(it, &r), 0);
+	want = tag_of(&r);
+	CHECK_U64(r.lost, st.overwritten);
+	CHECK_U64(want, st.overwritten);
+	sum += r.lost;
+	n++;
+	while ((ret = grb_buf_iter_next(it, &r)) == 0) {
+		CHECK_U64(tag_of(&r), want + n);
+		CHECK_U64(r.lost, 0);   /* contiguous: no gap */
+		n++;
+	}
+	CHECK_EQ(ret, -EAGAIN);
+	CHECK_U64(sum + grb_buf_iter_lost(it), st.overwritten);
+	CHECK_U64(n + st.overwritten, 6 * (SB / 16));
+	grb_buf_iter_destroy(it);
+	grb_channel_destroy(chan);
+}
+
 static int stop_at_two(void *arg, const struct grb_iter_record *r)
 {
 	(void)r;
@@ -585,6 +676,9 @@ int main(void)
 	test_merge();
 	test_merge_clockless();
 	test_undecodable();
+	test_undecodable_live();
+	test_lost_first_gap(0);
+	test_lost_first_gap(1);
 	printf("test_iter: passed\n");
 	return 0;
 }
