@@ -72,7 +72,8 @@ GRB_API int grb_channel_create(const struct grb_config *cfg,
  * grb_channel_destroy - unmap every buffer and free the channel.
  * @chan: channel, or NULL (no-op).
  *
- * Finalizes the channel first when grb_channel_finalize() was not called.
+ * Finalizes the channel first when grb_channel_finalize() was not called
+ * (not an attached channel: finalize is its creator's, grb/shm.h).
  * Context: no other thread may use @chan during or after the call.
  */
 GRB_API void grb_channel_destroy(struct grb_channel *chan);
@@ -114,8 +115,11 @@ GRB_API int grb_buf_flush(struct grb_buf *buf, enum grb_flush how);
 
 /**
  * grb_channel_flush - grb_buf_flush() on every buffer.
- * Return: 0, or -EINVAL for a NULL @chan or unknown @how; per-buffer
- * "nothing to close" results are not errors here.
+ * Return: 0, or -EINVAL for a NULL @chan or unknown @how.  No per-buffer
+ * result is reported: nothing to close (-ENODATA), an empty sub-buffer
+ * that could not be opened (-ENOBUFS, -EIO), no journal entry (-EBUSY),
+ * an inconsistent mapping (-EBADMSG); every buffer is tried whatever the
+ * others gave.  grb_buf_flush() on each buffer tells them apart.
  */
 GRB_API int grb_channel_flush(struct grb_channel *chan, enum grb_flush how);
 
@@ -188,8 +192,10 @@ enum grb_path_reason {
 				       glibc.pthread.rseq=0) */
 	GRB_PATH_NO_MEMBARRIER = 3, /* membarrier's rseq command refused
 				       (Linux < 5.10, seccomp) */
-	GRB_PATH_SHARED = 4,        /* a shared channel: membarrier cannot
-				       reach writers in other processes */
+	GRB_PATH_SHARED = 4,        /* a shared channel, or a configuration
+				       with GRB_CONFIG_SHARED: membarrier
+				       cannot reach writers in other
+				       processes */
 	GRB_PATH_ENV = 5,           /* GRB_SYNC=atomic in the environment */
 	GRB_PATH_SANITIZER = 6,     /* grb built with ThreadSanitizer, which
 				       cannot see the sections' plain stores */
@@ -242,7 +248,8 @@ struct grb_buf_stats {
 	 * remote_commits: commits (of records, or of a sub-buffer's header
 	 * or padding) made off the buffer's CPU: by a writer that migrated
 	 * between reserve and commit, by another thread it handed the
-	 * context to, by a flush, or by a thread without rseq; and, on the
+	 * context to, by a flush running off that CPU, or by a thread
+	 * without rseq; and, on the
 	 * buffer's CPU, by a thread whose section aborted 16 times in a
 	 * row (a debugger single-stepping it).
 	 * remote_moves: write-position moves by the remote protocol: every

@@ -14,14 +14,17 @@
  * Two forms:
  *  - GRB_ITER_CONSUME: records are gone once returned; a sub-buffer is
  *    consumed (grb_reader_get_next()) when the iterator starts on it and
- *    given back when it moves past its last record.  In discard mode it
+ *    given back when it moves past its last record (by the call after
+ *    the one that returned that record).  In discard mode it
  *    also returns records live from the sub-buffer writers are filling
  *    (grb_reader_live()), and resumes after them when that sub-buffer is
  *    delivered.
  *  - GRB_ITER_SNAPSHOT: a flight recorder's content as it is now, read
  *    without consuming it (grb_reader_get_subbuf()); the iterator ends
  *    (-ENODATA) at the write position it saw when created, while writers
- *    go on.  A sub-buffer overwritten before the iterator reaches it is
+ *    go on: at the end of the last sub-buffer closed by then (a
+ *    sub-buffer still open then is not part of it: flush first to
+ *    include it).  A sub-buffer overwritten before the iterator reaches it is
  *    skipped and its loss reported.
  *
  * Losses: grb_iter_record.lost counts the records this buffer refused or

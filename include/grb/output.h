@@ -43,7 +43,8 @@ struct grb_chan_iter;
  * _next() call on the iterator while a record is split returns that
  * record whole and forgets the split.  A record that does not decode is
  * skipped and counted as the _next() functions say, and the copy goes on.
- * Return: 0 (with *@len > 0, or *@len == 0 when nothing is readable now);
+ * Return: 0 (with *@len > 0, or *@len == 0 when nothing is readable now,
+ * or when what was read were records with empty payloads);
  * -ENODATA when finalized and drained and nothing is pending (a call that
  * copied something returns 0, the next one -ENODATA); -EINVAL for NULL
  * arguments or @cap == 0.
@@ -106,8 +107,10 @@ GRB_API int grb_buf_write(struct grb_buf *buf, int fd, uint64_t max,
  * with O_APPEND (which splice(2) refuses), this copies with write(2), as
  * grb_buf_write() does.  EINTR and EAGAIN are handled as there.
  * Return: as grb_buf_write(), with the errno of vmsplice(2), splice(2),
- * pipe2(2), fstat(2) or fcntl(2); -EBADF for a bad @fd, or @pipe_fds
- * that are not a pipe's read end and write end, in that order.
+ * pipe2(2), fstat(2) or fcntl(2); -EBADF for a bad @fd, or, when @fd is
+ * one splice is used for (a regular file without O_APPEND), @pipe_fds
+ * that are not a pipe's read end and write end, in that order (for any
+ * other @fd they are not used).
  * Context: as grb_buf_write().
  * Ordering: as grb_buf_write().
  */

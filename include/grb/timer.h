@@ -34,7 +34,8 @@ enum grb_tick_flag {
 	GRB_TICK_FLUSH = 1u << 0,
 	/*
 	 * Deliver an empty sub-buffer for a buffer that wrote nothing since
-	 * the previous tick (since its creation, at the first tick) and has
+	 * the previous tick (at the first tick of this process's handle:
+	 * since the handle was made, an attached one's included) and has
 	 * none open.  It costs a sub-buffer: in
 	 * overwrite mode each one pushes the oldest sub-buffer out, so a
 	 * flight recorder that is only read after the fact should not use
@@ -69,7 +70,7 @@ GRB_API int grb_channel_tick(struct grb_channel *chan, unsigned int flags);
  * wake-ups), blocks no signal, and is joined by grb_ticker_stop().  Do not
  * call grb_channel_tick() on the same channel while it runs.
  * Return: 0; -EINVAL for NULL arguments, a zero period or unknown flags;
- * -ENOMEM; the errno of pthread_create().
+ * -ENOMEM; the negated error number pthread_create() returned.
  * Context: any thread.
  */
 GRB_API int grb_ticker_start(struct grb_channel *chan, uint64_t period_ns,

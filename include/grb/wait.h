@@ -37,9 +37,11 @@ struct grb_channel;
  *            delivered (0 means 1);
  *   bytes    this many bytes past the consumed position are readable:
  *            each delivered sub-buffer counts whole (subbuf_size, its
- *            padding included), and in discard mode the records
- *            committed live in the open one count too
- *            (grb_reader_live()); 0 turns it off.
+ *            padding included), and in discard mode the bytes
+ *            committed live in the open one count too, its client
+ *            header included (grb_reader_live()'s data_size); 0 turns
+ *            it off.  A subbufs above the ring's size counts as the
+ *            ring's size.
  * A finalized buffer with nothing left wakes its waiter too.
  */
 struct grb_watermark {

@@ -201,7 +201,8 @@ static inline void grb_commit(const struct grb_config *cfg,
  * nesting level is given back, and the buffer's records_discarded
  * (grb_buf_stats.discarded) grows by one; the next record opens a new
  * sub-buffer and carries a full timestamp.  -EBUSY when another
- * reservation or a flush came after it in the same sub-buffer: nothing
+ * reservation or a flush came after it (in its sub-buffer, or one that
+ * did not fit there and opened the next): nothing
  * changed, and the caller must still grb_commit() a record its readers
  * know to skip.
  * Context: the thread that holds ctx (as grb_commit()); async-signal-safe.
