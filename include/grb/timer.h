@@ -35,7 +35,8 @@ enum grb_tick_flag {
 	/*
 	 * Deliver an empty sub-buffer for a buffer that wrote nothing since
 	 * the previous tick (at the first tick of this process's handle:
-	 * since the handle was made, an attached one's included) and has
+	 * since the buffer was created, also for a handle attached later)
+	 * and has
 	 * none open.  It costs a sub-buffer: in
 	 * overwrite mode each one pushes the oldest sub-buffer out, so a
 	 * flight recorder that is only read after the fact should not use
