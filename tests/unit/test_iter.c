@@ -583,6 +583,37 @@ static void test_lost_first_gap(int ask_first)
 	CHECK_U64(n + st.overwritten, 6 * (SB / 16));
 	grb_buf_iter_destroy(it);
 	grb_channel_destroy(chan);
+
+	/* The same through the merge: its statistics add up what the
+	 * records reported (iter.h, grb_chan_iter_stats). */
+	{
+		struct grb_chan_iter_stats cst;
+		struct grb_chan_iter *ci;
+
+		chan = create(&chan_ovw, 4);
+		b = grb_channel_buf(chan, 0);
+		CHECK_EQ(grb_chan_iter_create(chan, GRB_ITER_CONSUME, &ci), 0);
+		for (i = 0; i < 6 * (SB / 16); i++)
+			CHECK_EQ(put(&chan_ovw, chan, i, 100 + i), 0);
+		CHECK_EQ(grb_buf_flush(b, GRB_FLUSH_ACTIVE), 0);
+		grb_buf_get_stats(b, &st);
+		if (ask_first)
+			CHECK_U64(grb_chan_iter_lost(ci), st.overwritten);
+		sum = 0;
+		n = 0;
+		while ((ret = grb_chan_iter_next(ci, &r)) == 0) {
+			CHECK_U64(r.lost, n == 0 ? st.overwritten : 0);
+			sum += r.lost;
+			n++;
+		}
+		CHECK_EQ(ret, -EAGAIN);
+		CHECK_EQ(grb_chan_iter_stats(ci, &cst), 0);
+		CHECK_U64(cst.records, n);
+		CHECK_U64(cst.lost, sum);
+		CHECK_U64(sum + grb_chan_iter_lost(ci), st.overwritten);
+		grb_chan_iter_destroy(ci);
+		grb_channel_destroy(chan);
+	}
 }
 
 static int stop_at_two(void *arg, const struct grb_iter_record *r)

@@ -340,6 +340,9 @@ static void test_live(void)
 	CHECK_U64(live.records, 1);
 	CHECK_U64(live.data_size, REC);
 	CHECK_U64(live.lost_open, 3);
+	/* Nothing is padded yet, and it is not closed. */
+	CHECK_U64(live.padded_size, live.data_size);
+	CHECK_U64(live.ts_end, 0);
 	memcpy(copy, live.data, live.data_size);
 	CHECK_EQ(put(&raw, chan, 51, REC), 0);
 	CHECK_EQ(grb_reader_live(b, &more), 0);
@@ -363,6 +366,28 @@ static void test_live(void)
 	CHECK(memcmp(sb.data, copy, live.data_size) == 0);
 	CHECK_EQ(grb_reader_put_next(b), 0);
 	CHECK_EQ(grb_reader_live(b, &sb), -ENODATA);
+	grb_channel_destroy(chan);
+
+	/* Discard mode, a sub-buffer pinned with get_subbuf is held too
+	 * (-EBUSY); the pin gives it back unconsumed, and with it read,
+	 * the live prefix is there again. */
+	chan = create(&raw, SB, NSUB);
+	b = grb_channel_buf(chan, 0);
+	CHECK_EQ(grb_reader_open(b), 0);
+	CHECK_EQ(put(&raw, chan, 1, REC), 0);
+	CHECK_EQ(grb_buf_flush(b, GRB_FLUSH_ACTIVE), 0);
+	CHECK_EQ(put(&raw, chan, 2, REC), 0);
+	CHECK_EQ(grb_reader_get_subbuf(b, 0), 0);
+	CHECK_EQ(grb_reader_live(b, &sb), -EBUSY);
+	CHECK_EQ(grb_reader_put_subbuf(b), 0);
+	CHECK_EQ(grb_reader_live(b, &sb), -EAGAIN);     /* read that first */
+	CHECK_EQ(grb_reader_get_next(b), 0);
+	CHECK_EQ(grb_reader_held(b, &sb), 0);
+	CHECK_U64(sb.pos, 0);
+	CHECK_EQ(grb_reader_put_next(b), 0);
+	CHECK_EQ(grb_reader_live(b, &sb), 0);
+	CHECK_U64(sb.pos, SB);
+	CHECK_U64(sb.records, 1);
 	grb_channel_destroy(chan);
 
 	/* Which refusal comes first: not open, then overwrite mode (even
@@ -483,6 +508,8 @@ static void test_validate(void)
 		CHECK_EQ(grb_reader_get_next(b), 0);
 		CHECK_EQ(grb_reader_put_next(b), 0);
 		expect_valid(b);
+		/* No room for a message: none is asked for. */
+		CHECK_EQ(grb_buf_validate(b, NULL, 0), 0);
 		corrupt32(b, &b->shm->version, 1);
 		corrupt32(b, &b->shm->mode, 1);
 		if (ow) {
