@@ -223,7 +223,9 @@ GRB_API int grb_channel_write_path(const struct grb_channel *chan,
  * and every reservation refused for a loss (-EBUSY, -ENOBUFS, -EIO,
  * -ENOSPC of grb_reserve()) is in exactly one lost_* counter; the
  * refusals that are not losses (-EAGAIN, -ESHUTDOWN, -EINVAL) are in
- * none.
+ * none.  The nesting and journal checks come first (grb/writer.h): on a
+ * disabled or finalized buffer a reservation refused by them is -EBUSY,
+ * counted in lost_nesting.
  */
 struct grb_buf_stats {
 	uint64_t written;       /* records committed */
@@ -253,8 +255,9 @@ struct grb_buf_stats {
 	 * buffer's CPU, by a thread whose section aborted 16 times in a
 	 * row (a debugger single-stepping it).
 	 * remote_moves: write-position moves by the remote protocol: every
-	 * flush that moves the position, from whatever CPU, discards and
-	 * reservations made off the buffer's CPU, and reservations that
+	 * flush that moves the position, from whatever CPU; discards and
+	 * reservations made off the buffer's CPU (not those on it); and
+	 * reservations that
 	 * gave up after 16 aborts as above.  Each one cost a membarrier()
 	 * system call (docs/design.md section 25).  A flush or discard
 	 * that moves nothing (-ENODATA, -ENOBUFS, -EIO, -EBUSY) is not

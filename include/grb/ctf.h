@@ -327,8 +327,9 @@ GRB_API int grb_ctf_stream_trailer(const void *last,
 struct grb_ctf_stats {
 	uint64_t events;             /* events committed (all buffers) */
 	uint64_t events_discarded;   /* refused: full, wrap, big, nesting;
-					what the packets' events_discarded
-					add up to */
+					the sum over streams of their last
+					packet's events_discarded (each
+					packet carries a running count) */
 	uint64_t events_dead;        /* reserved by a writer that died
 					(shared buffers; padding events),
 					counted once the buffer's reader

@@ -184,7 +184,9 @@ GRB_API int grb_chan_iter_next(struct grb_chan_iter *it,
 struct grb_chan_iter_stats {
 	uint64_t records;       /* returned */
 	uint64_t late;          /* returned with GRB_ITER_LATE */
-	uint64_t lost;          /* reported lost, all buffers */
+	uint64_t lost;          /* reported lost with the records returned,
+				   all buffers (what grb_chan_iter_lost()
+				   still holds is not in it) */
 	uint64_t undecodable;   /* -EIO returned */
 };
 
