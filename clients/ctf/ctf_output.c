@@ -19,6 +19,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "ctf_internal.h"
@@ -180,25 +181,37 @@ static uint64_t refused(struct grb_buf *buf)
 	return st.lost_full + st.lost_wrap + st.lost_big + st.lost_nesting;
 }
 
+static int64_t mono_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
+}
+
 static void *writer_main(void *arg)
 {
 	struct grb_ctf *t = (struct grb_ctf *)arg;
-	uint64_t since_tick = 0, slice = t->flush_period_ns / 4;
+	int64_t period = (int64_t)t->flush_period_ns, slice = period / 4;
+	int64_t next_tick = mono_ns() + period, left;
 	unsigned int n = grb_channel_nr_bufs(t->chan);
 
 	/* A stop is seen within 20 ms whatever the period. */
-	if (slice > 20000000u)
-		slice = 20000000u;
+	if (slice > 20000000)
+		slice = 20000000;
 	if (!slice)
 		slice = 1;
 	while (!atomic_load_explicit(&t->stop, memory_order_acquire)) {
 		drain(t);
-		grb_channel_wait(t->chan, NULL, (int64_t)slice);
-		since_tick += slice;
-		if (since_tick >= t->flush_period_ns) {
+		/* The period is a time, not a count of wake-ups: a busy
+		 * buffer's packets wake this thread far more often. */
+		left = next_tick - mono_ns();
+		grb_channel_wait(t->chan, NULL,
+				 left < 0 ? 0 : left < slice ? left : slice);
+		if (mono_ns() >= next_tick) {
 			grb_channel_tick(t->chan, GRB_TICK_FLUSH);
 			recover_dead(t, t->flush_period_ns);
-			since_tick = 0;
+			next_tick = mono_ns() + period;
 		}
 	}
 	/* Writers are done (grb_ctf_stop()'s contract), or dead. */

@@ -155,8 +155,10 @@ struct grb_ctf_attr {
 	/* Shared memory: an existing directory for the buffer files and
 	 * NAME.metadata (grb/shm.h).  NULL: private buffers. */
 	const char *shm_dir;
-	/* Writer thread: flush a sub-buffer open this long so that a quiet
-	 * CPU's events come out (0: 100 ms). */
+	/* Writer thread: every period, flush a sub-buffer that already held
+	 * events at the previous one, so that a quiet CPU's events come out
+	 * within two periods (0: 100 ms).  A time, however busy the other
+	 * buffers keep the thread. */
 	uint64_t flush_period_ns;
 	/* Written into the metadata's env block (NULL: gethostname()): its
 	 * first 127 bytes, each control, non-ASCII, '"' or '\\' byte
@@ -177,9 +179,11 @@ struct grb_ctf_attr {
  *  -EEXIST   a stream, buffer or metadata file is already there (a
  *            trace or tracer: nothing of it is touched);
  *  -ENOMEM, or the errno of mkdir, open, write or pthread_create.
- * On error nothing is left allocated and nothing this call created is
- * left behind: its files are removed, and so is a trace directory it
- * made (one that was there already stays).
+ * On error nothing is left allocated but the tracer's event-class table
+ * (about 32 KiB, kept for the life of the process, as grb_ctf_destroy()
+ * keeps it), and nothing this call created is left behind: its files are
+ * removed, and so is a trace directory it made (one that was there
+ * already stays).
  * Context: any thread; not signal-safe.
  */
 GRB_API int grb_ctf_create(const struct grb_ctf_attr *attr, struct grb_ctf **out);
@@ -398,8 +402,10 @@ GRB_API int grb_ctf_metadata_load(const char *text, size_t len, uint8_t uuid[16]
 /**
  * grb_ctf_destroy - stop (when not stopped), destroy the channel (and,
  * shared, remove its buffer files and metadata file: only a process that
- * dies before this call leaves them, for grb-crash) and free the tracer.
- * NULL is a no-op.
+ * dies before this call leaves them, for grb-crash) and free the tracer,
+ * its event classes included.  Its event-class table (about 32 KiB) stays
+ * allocated for the life of the process: a decoder in any thread may
+ * still hold it.  NULL is a no-op.
  */
 GRB_API void grb_ctf_destroy(struct grb_ctf *t);
 

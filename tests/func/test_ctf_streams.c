@@ -13,6 +13,7 @@
 #define _GNU_SOURCE
 #include <dirent.h>
 #include <errno.h>
+#include <pthread.h>
 #include <signal.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -200,9 +201,103 @@ static void contract_flush_period(uint64_t period_ns)
 	rm_dir(dir);
 }
 
+/* Packets in the stream file NAME_CPU of @dir (each header gives its
+ * size). */
+static uint64_t stream_packets(const char *dir, int cpu)
+{
+	struct packet_head h;
+	uint64_t n = 0;
+	char name[32], p[512];
+	long off = 0;
+	FILE *f;
+
+	snprintf(name, sizeof(name), "c_%d", cpu);
+	path_of(p, sizeof(p), dir, name);
+	f = fopen(p, "rb");
+	CHECK(f != NULL);
+	while (fseek(f, off, SEEK_SET) == 0 &&
+	       fread(&h, sizeof(h), 1, f) == 1) {
+		CHECK(h.packet_size >= 8 * sizeof(h));
+		off += (long)(h.packet_size / 8);
+		n++;
+	}
+	fclose(f);
+	return n;
+}
+
+struct busy {
+	struct grb_ctf *t;
+	const struct grb_ctf_event *ev;
+	int cpu;
+	volatile int stop;
+};
+
+static void *busy_main(void *arg)
+{
+	struct busy *b = (struct busy *)arg;
+
+	ctf_pin(b->cpu);
+	for (uint64_t v = 0; !b->stop; v++)
+		(void)grb_ctf_emit_raw(b->t, b->ev, &v, sizeof(v));
+	return NULL;
+}
+
+/*
+ * flush_period_ns is a time: a busy CPU, whose packets wake the writer
+ * thread all the time, does not make it flush a quiet CPU's sub-buffer
+ * more often.  One event a millisecond for a second on the quiet CPU,
+ * into 64 KiB sub-buffers it does not fill, with a 400 ms period: a few
+ * packets (its first, about three flushes, the last at stop), not one
+ * per few wake-ups.
+ */
+static void contract_period_under_load(void)
+{
+	struct grb_ctf_attr a = attr_ok();
+	struct busy b = { NULL, NULL, 0, 0 };
+	uint64_t n, start;
+	pthread_t tid;
+	char dir[256];
+
+	if (ctf_ncpus < 2) {
+		printf("test_ctf_streams: flush period under load skipped: "
+		       "one CPU\n");
+		return;
+	}
+	snprintf(dir, sizeof(dir), "%s/load", scratch);
+	a.trace_dir = dir;
+	a.alloc = GRB_ALLOC_PER_CPU;
+	a.subbuf_size = 65536;
+	a.flush_period_ns = 400000000;
+	CHECK_EQ(grb_ctf_create(&a, &b.t), 0);
+	b.ev = reg_u64(b.t);
+	b.cpu = ctf_cpus[0];
+	CHECK_EQ(pthread_create(&tid, NULL, busy_main, &b), 0);
+	ctf_pin(ctf_cpus[1]);
+	start = now_ns();
+	for (uint64_t v = 0; now_ns() - start < 1000000000u; v++) {
+		CHECK_EQ(grb_ctf_emit_raw(b.t, b.ev, &v, sizeof(v)), 0);
+		sleep_ns(1000000);
+	}
+	b.stop = 1;
+	CHECK_EQ(pthread_join(tid, NULL), 0);
+	ctf_pin(ctf_cpus[0]);
+	CHECK_EQ(grb_ctf_stop(b.t), 0);
+	n = stream_packets(dir, ctf_cpus[1]);
+	if (n > 8) {
+		fprintf(stderr, "flush period under load: %llu packets from "
+			"the quiet CPU in about 1 s with a 400 ms period\n",
+			(unsigned long long)n);
+		CHECK(0);
+	}
+	CHECK(n >= 2);
+	grb_ctf_destroy(b.t);
+	rm_dir(dir);
+}
+
 int main(void)
 {
 	ctf_rig_start();
+	contract_period_under_load();
 	contract_output();
 	contract_write_error();
 	contract_flush_period(0);
