@@ -151,6 +151,14 @@ bad_input "a file that is not a basic channel's" "bad magic" \
   "$reader" "$work/text"
 bad_input "output to a full disk" "writing the records: .*space" \
   sh -c '"$1" "$2" >/dev/full' sh "$reader" "$work/out"
+# A pipe whose reader is gone before the first write: reported, status 1,
+# not a death by SIGPIPE (python3 runs it with SIGPIPE at its default).
+bad_input "output to a closed pipe" "writing the records: .*[Pp]ipe" \
+  python3 -c 'import os, subprocess, sys
+r, w = os.pipe()
+os.close(r)
+rc = subprocess.call(sys.argv[1:], stdout=w)
+sys.exit(128 - rc if rc < 0 else rc)' "$reader" "$work/out"
 [ "$(cat "$work/out"/* | md5sum)" = "$before" ] ||
   fail "grb-read changed the files it read"
 

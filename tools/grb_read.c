@@ -34,6 +34,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -404,6 +405,9 @@ int main(int argc, char **argv)
 	size_t i;
 	int a, ret = 0;
 
+	/* A reader of our output that went away is an output error like a
+	 * full disk (reported, status 1), not a silent death by SIGPIPE. */
+	signal(SIGPIPE, SIG_IGN);
 	for (a = 1; a < argc && argv[a][0] == '-'; a++) {
 		if (strcmp(argv[a], "-q") == 0) {
 			quiet = 1;
