@@ -228,6 +228,21 @@ static int read_desc(int fd, unsigned int i, unsigned int nr,
 	return 0;
 }
 
+/* The role and the configuration both attach functions refuse before
+ * they read anything: -EINVAL, or grb_config_check()'s error. */
+static int attach_args(const struct grb_config *cfg,
+		       enum grb_attach_role role)
+{
+	int ret;
+
+	if (role != GRB_ATTACH_READER && role != GRB_ATTACH_WRITER)
+		return -EINVAL;
+	ret = grb_config_check(cfg);
+	if (ret)
+		return ret;
+	return (cfg->flags & GRB_CONFIG_SHARED) ? 0 : -EINVAL;
+}
+
 int grb_channel_attach(const struct grb_config *cfg, const char *client,
 		       const int *fds, unsigned int nr_fds,
 		       enum grb_attach_role role, struct grb_channel **out)
@@ -239,14 +254,11 @@ int grb_channel_attach(const struct grb_config *cfg, const char *client,
 	int ret;
 
 	if (!out || !fds || !client || nr_fds == 0 ||
-	    nr_fds > GRB_SHM_MAX_BUFS ||
-	    (role != GRB_ATTACH_READER && role != GRB_ATTACH_WRITER))
+	    nr_fds > GRB_SHM_MAX_BUFS)
 		return -EINVAL;
-	ret = grb_config_check(cfg);
+	ret = attach_args(cfg, role);
 	if (ret)
 		return ret;
-	if (!(cfg->flags & GRB_CONFIG_SHARED))
-		return -EINVAL;
 	ret = read_desc(fds[0], 0, nr_fds, cfg, client, &d0);
 	if (ret)
 		return ret;
@@ -304,16 +316,13 @@ int grb_channel_attach_dir(const struct grb_config *cfg, const char *client,
 	unsigned int i, nr;
 	int *fds, fd, ret;
 
-	if (!dir || !name_ok(name) || !out || !cfg || !client ||
-	    (role != GRB_ATTACH_READER && role != GRB_ATTACH_WRITER))
+	if (!dir || !name_ok(name) || !out || !cfg || !client)
 		return -EINVAL;
-	/* The arguments grb_channel_attach() refuses, refused before any
-	 * file is looked at: its errors come first, as it says. */
-	ret = grb_config_check(cfg);
+	/* What grb_channel_attach() refuses, refused before any file is
+	 * looked at: its errors come first, as it says. */
+	ret = attach_args(cfg, role);
 	if (ret)
 		return ret;
-	if (!(cfg->flags & GRB_CONFIG_SHARED))
-		return -EINVAL;
 	file_path(path, sizeof(path), dir, name, 0);
 	fd = open(path, O_RDWR | O_CLOEXEC | O_NOFOLLOW);
 	if (fd < 0)
