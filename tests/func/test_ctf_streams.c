@@ -15,6 +15,7 @@
 #include <errno.h>
 #include <pthread.h>
 #include <signal.h>
+#include <stdatomic.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -229,7 +230,7 @@ struct busy {
 	struct grb_ctf *t;
 	const struct grb_ctf_event *ev;
 	int cpu;
-	volatile int stop;
+	atomic_int stop;
 };
 
 static void *busy_main(void *arg)
@@ -237,7 +238,7 @@ static void *busy_main(void *arg)
 	struct busy *b = (struct busy *)arg;
 
 	ctf_pin(b->cpu);
-	for (uint64_t v = 0; !b->stop; v++)
+	for (uint64_t v = 0; !atomic_load(&b->stop); v++)
 		(void)grb_ctf_emit_raw(b->t, b->ev, &v, sizeof(v));
 	return NULL;
 }
@@ -278,7 +279,7 @@ static void contract_period_under_load(void)
 		CHECK_EQ(grb_ctf_emit_raw(b.t, b.ev, &v, sizeof(v)), 0);
 		sleep_ns(1000000);
 	}
-	b.stop = 1;
+	atomic_store(&b.stop, 1);
 	CHECK_EQ(pthread_join(tid, NULL), 0);
 	ctf_pin(ctf_cpus[0]);
 	CHECK_EQ(grb_ctf_stop(b.t), 0);
