@@ -301,6 +301,12 @@ int grb__buf_iter_init(struct grb_buf_iter *it, struct grb_buf *buf,
 	 * sub-buffer is reported at the gap it leaves): overwrite-mode
 	 * writers may push the reader past sub-buffers before it takes
 	 * one, and a snapshot skips those overwritten before it gets there.
+	 * Acquire, as the reader's other loads of consumed: pairs with the
+	 * writers' acq_rel CAS that pushes it (src/overwrite.c) and the
+	 * reader's release store (src/reader.c).  Only a guess at the gap:
+	 * a stale value is smaller, which reports the losses up to now with
+	 * the first record, as a gap does; never a loss twice (note_lost()
+	 * counts totals past what it saw).
 	 */
 	it->expect_seq = grb_load_acquire(&buf->shm->consumed) /
 		buf->subbuf_size;

@@ -199,7 +199,10 @@ static int buf_flush(struct grb_buf *buf, enum grb_flush how, int journal)
 	/* A finalized buffer stays ended: its reader may have had -ENODATA
 	 * and the client its buffer_finalize, so an empty flush (an idle
 	 * ticker's) opens nothing; there is nothing open to close either,
-	 * finalize closed it. */
+	 * finalize closed it.  Acquire: pairs with finalize's seq_cst RMW
+	 * that sets the bit after its flush (src/channel.c), so the flush
+	 * below sees that flush's position move.  A flush racing finalize
+	 * itself may miss the bit: channel.h does not allow that race. */
 	if (how == GRB_FLUSH_EMPTY &&
 	    (grb_load_acquire(&buf->shm->blocked) & GRB_BLOCKED_FINALIZED))
 		how = GRB_FLUSH_ACTIVE;
