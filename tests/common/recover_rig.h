@@ -7,8 +7,11 @@
 #ifndef GRB_TESTS_RECOVER_RIG_H
 #define GRB_TESTS_RECOVER_RIG_H
 
+#include <signal.h>
 #include <stdatomic.h>
 #include <sys/mman.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
 #include "check.h"
 #include "grb/basic.h"
@@ -28,6 +31,19 @@ static inline struct recover_sync *recover_sync_map(void)
 
 	CHECK(s != MAP_FAILED);
 	return s;
+}
+
+/*
+ * The child @pid holds a reservation once it sets s->ready (the test
+ * cleared it before the fork): wait for that, then kill the child with
+ * SIGKILL and reap it, a writer dead between its reserve and its commit.
+ */
+static inline void recover_kill_holder(struct recover_sync *s, pid_t pid)
+{
+	while (!s->ready)
+		usleep(1000);
+	CHECK_EQ(kill(pid, SIGKILL), 0);
+	CHECK_EQ(waitpid(pid, NULL, 0), pid);
 }
 
 /* A shared basic channel of 4 x 4 KiB sub-buffers, discard mode. */

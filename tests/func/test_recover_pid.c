@@ -95,10 +95,7 @@ static pid_t dead_writer(struct grb_basic *b)
 		pause();
 		_exit(0);
 	}
-	while (!sh->ready)
-		usleep(1000);
-	CHECK_EQ(kill(pid, SIGKILL), 0);
-	CHECK_EQ(waitpid(pid, NULL, 0), pid);
+	recover_kill_holder(sh, pid);
 	CHECK_EQ(grb_basic_write(b, "after", 5), 0);
 	CHECK_EQ(grb_channel_flush(chan, GRB_FLUSH_ACTIVE), 0);
 	/* Start times are in clock ticks (10 ms): the next process with

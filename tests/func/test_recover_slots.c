@@ -229,10 +229,7 @@ static void contract_no_pad(void)
 		pause();
 		_exit(0);
 	}
-	while (!sh->ready)
-		usleep(1000);
-	CHECK_EQ(kill(pid, SIGKILL), 0);
-	CHECK_EQ(waitpid(pid, NULL, 0), pid);
+	recover_kill_holder(sh, pid);
 	for (uint32_t i = 1; i <= 5; i++)
 		CHECK_EQ(tc_write(cfg, chan, 0, i, 100), 0);
 	grb_channel_get_stats(chan, &st);
