@@ -248,8 +248,10 @@ int grb_reader_get_subbuf(struct grb_buf *buf, uint64_t pos)
 	if (shm->held != GRB_HELD_NONE)
 		return -EBUSY;
 	/* Both pair with the CAS that moved the position (release). */
+	/* Positions never wrap (2^64 bytes), so "behind" is a plain
+	 * compare: a position far ahead is not stale, only not there yet. */
 	c = grb_load_acquire(&shm->consumed);
-	if ((int64_t)(pos - c) < 0)
+	if (pos < c)
 		return -ESTALE;
 	if (pos >= grb__subbuf_trunc(buf, grb_load_acquire(&shm->offset)) ||
 	    !is_delivered(buf, pos))
@@ -265,7 +267,7 @@ int grb_reader_get_subbuf(struct grb_buf *buf, uint64_t pos)
 	/* A failed swap: pushed past (consumed, acquire as above) or not
 	 * delivered yet. */
 	if (phys < 0)
-		return (int64_t)(pos - grb_load_acquire(&shm->consumed)) < 0 ?
+		return pos < grb_load_acquire(&shm->consumed) ?
 			-ESTALE : -EAGAIN;
 	if ((uint64_t)phys >= buf->nr_phys) {
 		shm->reader_id = (uint64_t)phys;

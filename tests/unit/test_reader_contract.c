@@ -18,6 +18,8 @@
  *    returns), a longer prefix later with the earlier bytes unchanged,
  *    seq and lost_open as delivered, and which errno comes first;
  *  - grb_reader_read() of zero bytes to no destination;
+ *  - get_subbuf of a position far ahead (2^63 and more past the consumed
+ *    one) is -EAGAIN, and -ENODATA once finalized, never -ESTALE;
  *  - grb_reader_takeover() of an overwrite-mode reader holding a pin;
  *  - grb_buf_validate(): quiet on a buffer with a sub-buffer held or
  *    pinned, and -EUCLEAN for invariants test_errors.c does not break
@@ -426,6 +428,37 @@ static void test_read_empty(void)
  * holding a pin: the new reader holds it, and putting it back leaves it
  * unconsumed.
  */
+/* "-ESTALE when it was overwritten or consumed (pos is behind the
+ * buffer)": positions never wrap, so one 2^63 or more ahead is not
+ * behind; it is not delivered yet, or past the end once finalized. */
+static void test_far_ahead(void)
+{
+	static const uint64_t far[] = {
+		UINT64_C(1) << 63, UINT64_MAX & ~(uint64_t)(SB - 1),
+		100 * (uint64_t)SB,
+	};
+	const struct grb_config *cfgs[] = { &raw, &raw_ow };
+	unsigned int i, k;
+
+	for (k = 0; k < 2; k++) {
+		struct grb_channel *chan = create(cfgs[k], SB, NSUB);
+		struct grb_buf *b = grb_channel_buf(chan, 0);
+
+		CHECK_EQ(grb_reader_open(b), 0);
+		put_tags(cfgs[k], chan, 1, 5);     /* 0 closed, 1 open */
+		for (i = 0; i < sizeof(far) / sizeof(far[0]); i++)
+			CHECK_EQ(grb_reader_get_subbuf(b, far[i]), -EAGAIN);
+		grb_channel_finalize(chan);
+		for (i = 0; i < sizeof(far) / sizeof(far[0]); i++)
+			CHECK_EQ(grb_reader_get_subbuf(b, far[i]), -ENODATA);
+		/* Nothing was taken: the records are all still there. */
+		CHECK_EQ(grb_reader_get_subbuf(b, 0), 0);
+		CHECK_EQ(grb_reader_put_subbuf(b), 0);
+		CHECK_U64(stats(b).read, 0);
+		grb_channel_destroy(chan);
+	}
+}
+
 static void test_takeover_pinned(void)
 {
 	struct grb_channel_attr attr = { "takeover", SB, NSUB, NULL };
@@ -551,6 +584,7 @@ int main(void)
 	test_lost_open();
 	test_live();
 	test_read_empty();
+	test_far_ahead();
 	test_takeover_pinned();
 	test_validate();
 	printf("test_reader_contract: passed\n");
