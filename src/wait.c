@@ -121,6 +121,17 @@ void grb__wake(struct grb_buf *buf)
 	}
 }
 
+/*
+ * Where a byte watermark of @bytes past consumed position @c is met;
+ * UINT64_MAX, which no position reaches, when it is off (0) or when the
+ * sum would pass the largest position (such a watermark is never met, and
+ * must not wrap to one below @c, which would be met at once).
+ */
+static uint64_t wm_end(uint64_t c, uint64_t bytes)
+{
+	return bytes && bytes < UINT64_MAX - c ? c + bytes : UINT64_MAX;
+}
+
 /* Arm buffer buf for a waiter of kind `bit` with watermark wm. */
 static void arm(struct grb_buf *buf, uint64_t bit, uint64_t n, uint64_t bytes)
 {
@@ -128,7 +139,7 @@ static void arm(struct grb_buf *buf, uint64_t bit, uint64_t n, uint64_t bytes)
 	uint64_t c = grb_load_acquire(&shm->consumed);
 
 	grb_store_relaxed(&shm->wake_delivered, n);
-	grb_store_relaxed(&shm->wake_pos, bytes ? c + bytes : UINT64_MAX);
+	grb_store_relaxed(&shm->wake_pos, wm_end(c, bytes));
 	/* seq_cst: the Dekker side of the reader (see the top of the file);
 	 * also publishes the watermark to the waker that sees the bit. */
 	grb_fetch_or_seq_cst(&shm->waiting, bit);
@@ -191,11 +202,21 @@ static struct timespec *remaining(int64_t deadline, struct timespec *ts)
 	return ts;
 }
 
+/* The deadline of a wait of @timeout_ns from now; -1 for none, also when
+ * it lies past the clock's range (about 292 years of uptime), where the
+ * sum would overflow. */
 static int check_args(int64_t timeout_ns, int64_t *deadline)
 {
+	int64_t now;
+
 	if (timeout_ns < 0 && timeout_ns != GRB_WAIT_FOREVER)
 		return -EINVAL;
-	*deadline = timeout_ns < 0 ? -1 : now_ns() + timeout_ns;
+	if (timeout_ns < 0) {
+		*deadline = -1;
+		return 0;
+	}
+	now = now_ns();
+	*deadline = timeout_ns > INT64_MAX - now ? -1 : now + timeout_ns;
 	return 0;
 }
 
@@ -223,8 +244,8 @@ int grb_buf_wait(struct grb_buf *buf, const struct grb_watermark *wm,
 	shm = buf->shm;
 	watermark(wm, &n, &bytes);
 	for (;;) {
-		ret = buf_ready(buf, n, bytes ? grb_load_acquire(&shm->consumed) +
-				bytes : UINT64_MAX);
+		ret = buf_ready(buf, n,
+				wm_end(grb_load_acquire(&shm->consumed), bytes));
 		if (ret)
 			return ret < 0 ? ret : 0;
 		if (deadline >= 0 && now_ns() >= deadline)
@@ -261,9 +282,8 @@ static int chan_ready(struct grb_channel *chan, uint64_t n, uint64_t bytes,
 	for (i = 0; i < chan->nr_bufs; i++) {
 		buf = &chan->bufs[i];
 		b = marks ? marks[i] : bytes;
-		r = buf_ready(buf, n, b ?
-			      grb_load_acquire(&buf->shm->consumed) + b :
-			      UINT64_MAX);
+		r = buf_ready(buf, n,
+			      wm_end(grb_load_acquire(&buf->shm->consumed), b));
 		if (r > 0)
 			return 1;
 		drained += r < 0;
@@ -345,6 +365,7 @@ int grb_channel_event_fd(struct grb_channel *chan, int *fd)
 int grb_channel_arm(struct grb_channel *chan, const struct grb_watermark *wm)
 {
 	uint64_t n, bytes, drain;
+	unsigned int i;
 	int ret;
 
 	if (!chan)
@@ -352,6 +373,11 @@ int grb_channel_arm(struct grb_channel *chan, const struct grb_watermark *wm)
 	if (chan->event_fd < 0)
 		return -EBADF;
 	watermark(wm, &n, &bytes);
+	/* Refused before anything changes: a refusal must not clear a
+	 * readiness an earlier arming left on the fd. */
+	for (i = 0; i < chan->nr_bufs; i++)
+		if (check_reader(&chan->bufs[i]))
+			return -EPERM;
 	/*
 	 * An earlier arming woke on one buffer and left the others armed:
 	 * take those bits back, so that a return of 0 leaves nothing armed

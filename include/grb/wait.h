@@ -40,8 +40,9 @@ struct grb_channel;
  *            padding included), and in discard mode the bytes
  *            committed live in the open one count too, its client
  *            header included (grb_reader_live()'s data_size); 0 turns
- *            it off.  A subbufs above the ring's size counts as the
- *            ring's size.
+ *            it off, and a count that would take the position past
+ *            UINT64_MAX is never met.  A subbufs above the ring's size
+ *            counts as the ring's size.
  * A finalized buffer with nothing left wakes its waiter too.
  */
 struct grb_watermark {
@@ -57,7 +58,9 @@ struct grb_watermark {
  * @buf: buffer, open for reading.
  * @wm: watermark, or NULL for one delivered sub-buffer.
  * @timeout_ns: nanoseconds to wait at most; 0 only checks;
- *              GRB_WAIT_FOREVER waits without limit.
+ *              GRB_WAIT_FOREVER waits without limit, as does a timeout
+ *              whose end lies past CLOCK_MONOTONIC's range (INT64_MAX
+ *              nanoseconds, about 292 years).
  *
  * Return: 0 when the watermark is met (the data may already be there on
  * entry); -ENODATA when the buffer is finalized and drained; -ETIMEDOUT
@@ -110,7 +113,9 @@ GRB_API int grb_channel_event_fd(struct grb_channel *chan, int *fd);
  * is not armed; a wake-up an earlier arming started may still make it
  * readable once, which the next arming clears); -EAGAIN when armed: poll the fd; -ENODATA when every
  * buffer is finalized and drained; -EBADF when there is no event fd yet;
- * -EPERM when a buffer is not open for reading; -EINVAL for NULL @chan.
+ * -EPERM when a buffer is not open for reading (nothing is changed: a
+ * readiness an earlier arming left on the fd stays); -EINVAL for NULL
+ * @chan.
  * Context: the channel's reader thread.  Ordering: as grb_channel_wait().
  */
 GRB_API int grb_channel_arm(struct grb_channel *chan,

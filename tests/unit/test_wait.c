@@ -3,7 +3,10 @@
  * tests/unit/test_wait.c - grb/wait.h and grb_reader_live(): every
  * documented return, a reader woken by a delivery, by finalize and by a
  * live commit, the event fd armed and fed, and the live prefix of an open
- * sub-buffer read without closing it.
+ * sub-buffer read without closing it.  Extremes: a byte watermark too
+ * large to be met never is (it must not wrap to a met one), a timeout
+ * near INT64_MAX waits as long as asked (no overflow: the ASan+UBSan
+ * preset aborts on one), and a refused arm leaves the fd readable.
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -401,6 +404,49 @@ static void test_watermark(void)
 	grb_channel_destroy(chan);
 }
 
+static void test_extremes(void)
+{
+	static const uint64_t huge[] = {
+		UINT64_MAX, UINT64_MAX - 100, UINT64_MAX - SB, UINT64_C(1) << 63,
+	};
+	struct grb_channel *chan = create(&disc);
+	struct grb_buf *b = grb_channel_buf(chan, 0);
+	struct grb_watermark wm;
+	struct pollfd pfd;
+	unsigned int i;
+	int fd;
+
+	CHECK_EQ(grb_reader_open(b), 0);
+	put(&disc, chan, 1);
+	/* Data there: the longest timeouts return at once. */
+	CHECK_EQ(grb_buf_flush(b, GRB_FLUSH_ACTIVE), 0);
+	CHECK_EQ(grb_buf_wait(b, NULL, INT64_MAX), 0);
+	CHECK_EQ(grb_buf_wait(b, NULL, INT64_MAX - 1000), 0);
+	CHECK_EQ(grb_channel_wait(chan, NULL, INT64_MAX), 0);
+	CHECK_EQ(grb_reader_get_next(b), 0);
+	CHECK_EQ(grb_reader_put_next(b), 0);
+	/* consumed is SB now, nothing is readable: no byte count that
+	 * large is met, nor arms as met. */
+	CHECK_EQ(grb_channel_event_fd(chan, &fd), 0);
+	for (i = 0; i < sizeof(huge) / sizeof(huge[0]); i++) {
+		wm = (struct grb_watermark){ 1, huge[i] };
+		CHECK_EQ(grb_buf_wait(b, &wm, 0), -ETIMEDOUT);
+		CHECK_EQ(grb_buf_wait(b, &wm, 1000000), -ETIMEDOUT);
+		CHECK_EQ(grb_channel_wait(chan, &wm, 0), -ETIMEDOUT);
+		CHECK_EQ(grb_channel_arm(chan, &wm), -EAGAIN);
+	}
+	/* Armed with the largest: a delivery still wakes (subbufs 1). */
+	put(&disc, chan, 2);
+	CHECK_EQ(grb_buf_flush(b, GRB_FLUSH_ACTIVE), 0);
+	pfd = (struct pollfd){ fd, POLLIN, 0 };
+	CHECK_EQ(poll(&pfd, 1, 1000), 1);
+	/* A refused arm changes nothing: the fd stays readable. */
+	CHECK_EQ(grb_reader_release(b), 0);
+	CHECK_EQ(grb_channel_arm(chan, NULL), -EPERM);
+	CHECK_EQ(poll(&pfd, 1, 0), 1);
+	grb_channel_destroy(chan);
+}
+
 int main(void)
 {
 	int chan_wide, how;
@@ -416,6 +462,7 @@ int main(void)
 		for (how = 0; how < 3; how++)
 			wake_by(chan_wide, how);
 	test_event_fd();
+	test_extremes();
 	printf("test_wait: passed\n");
 	return 0;
 }
