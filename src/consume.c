@@ -3,7 +3,6 @@
  * src/consume.c - callback consumption over the iterators (grb/iter.h):
  * call a function per record, and wait (grb/wait.h) when there is none.
  */
-#include <stdlib.h>
 #include <time.h>
 
 #include "engine.h"
@@ -47,11 +46,19 @@ static int consume(void *it, next_fn next, grb_record_fn fn, void *arg,
 	return ret == -EAGAIN ? 0 : ret;
 }
 
+/* A call refused before it starts: *count says no record was passed. */
+static int refused(uint64_t *count)
+{
+	if (count)
+		*count = 0;
+	return -EINVAL;
+}
+
 int grb_buf_iter_consume(struct grb_buf_iter *it, grb_record_fn fn, void *arg,
 			 uint64_t *count)
 {
 	if (!it || !fn)
-		return -EINVAL;
+		return refused(count);
 	return consume(it, buf_next, fn, arg, count);
 }
 
@@ -59,7 +66,7 @@ int grb_chan_iter_consume(struct grb_chan_iter *it, grb_record_fn fn,
 			  void *arg, uint64_t *count)
 {
 	if (!it || !fn)
-		return -EINVAL;
+		return refused(count);
 	return consume(it, chan_next, fn, arg, count);
 }
 
@@ -101,7 +108,7 @@ int grb_buf_iter_poll(struct grb_buf_iter *it, grb_record_fn fn, void *arg,
 	int ret;
 
 	if (!it || !fn || bad_timeout(timeout_ns))
-		return -EINVAL;
+		return refused(count);
 	start = mono_ns();
 	ret = consume(it, buf_next, fn, arg, &n);
 	while (ret == 0 && n == 0) {
@@ -129,11 +136,11 @@ int grb_chan_iter_poll(struct grb_chan_iter *it, grb_record_fn fn, void *arg,
 	struct grb_buf_iter *blocker;
 	struct grb_watermark wm;
 	int64_t start, left = timeout_ns;
-	uint64_t n = 0, *marks;
+	uint64_t n = 0;
 	int ret;
 
 	if (!it || !fn || bad_timeout(timeout_ns))
-		return -EINVAL;
+		return refused(count);
 	start = mono_ns();
 	ret = consume(it, chan_next, fn, arg, &n);
 	while (ret == 0 && n == 0) {
@@ -148,14 +155,9 @@ int grb_chan_iter_poll(struct grb_chan_iter *it, grb_record_fn fn, void *arg,
 			ret = grb_buf_wait(grb__buf_iter_buf(blocker), &wm,
 					   left);
 		} else {
-			marks = (uint64_t *)calloc(chan->nr_bufs,
-						   sizeof(*marks));
-			if (!marks)
-				return -ENOMEM;
-			grb__chan_iter_marks(it, marks);
-			ret = grb__channel_wait_marks(chan, 1, 0, marks,
+			ret = grb__channel_wait_marks(chan, 1, 0,
+						      grb__chan_iter_marks(it),
 						      left);
-			free(marks);
 		}
 		if (ret == 0 || ret == -ENODATA)
 			ret = consume(it, chan_next, fn, arg, &n);

@@ -58,11 +58,12 @@ void grb__buf_iter_advance(struct grb_buf_iter *it,
 /*
  * src/merge.c: the iterator of the buffer whose lack of records held the
  * last -EAGAIN of grb_chan_iter_next() back, or NULL when no buffer had
- * anything; and each buffer's byte watermark for a wait (below).
+ * anything; and each buffer's byte watermark for a wait (below), in an
+ * array the iterator owns (allocated with it: a poll allocates nothing).
  */
 struct grb_buf_iter *grb__chan_iter_blocker(const struct grb_chan_iter *ci);
 struct grb_channel *grb__chan_iter_channel(const struct grb_chan_iter *ci);
-void grb__chan_iter_marks(const struct grb_chan_iter *ci, uint64_t *marks);
+const uint64_t *grb__chan_iter_marks(struct grb_chan_iter *ci);
 struct grb_buf *grb__buf_iter_buf(const struct grb_buf_iter *it);
 /*
  * The byte watermark (from the consumed position) at which the buffer has

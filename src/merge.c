@@ -46,6 +46,7 @@ struct grb_chan_iter {
 	int returned;                   /* any record returned yet */
 	struct grb_chan_iter_stats st;
 	struct grb_iter_split split;    /* grb_chan_iter_read()'s, src/output.c */
+	uint64_t *marks;                /* grb__chan_iter_marks()'s, per buffer */
 };
 
 /* Does buffer a's waiting record come before buffer b's? */
@@ -236,12 +237,13 @@ struct grb_buf_iter *grb__chan_iter_blocker(const struct grb_chan_iter *ci)
 	return ci->blocker;
 }
 
-void grb__chan_iter_marks(const struct grb_chan_iter *ci, uint64_t *marks)
+const uint64_t *grb__chan_iter_marks(struct grb_chan_iter *ci)
 {
 	unsigned int b;
 
 	for (b = 0; b < ci->n; b++)
-		marks[b] = grb__buf_iter_live_mark(&ci->its[b]);
+		ci->marks[b] = grb__buf_iter_live_mark(&ci->its[b]);
+	return ci->marks;
 }
 
 struct grb_channel *grb__chan_iter_channel(const struct grb_chan_iter *ci)
@@ -285,6 +287,7 @@ static void chan_iter_free(struct grb_chan_iter *ci, unsigned int inited)
 	free(ci->head);
 	free(ci->heap);
 	free(ci->idle);
+	free(ci->marks);
 	free(ci);
 }
 
@@ -306,7 +309,9 @@ int grb_chan_iter_create(struct grb_channel *chan, enum grb_iter_mode mode,
 	ci->head = (struct grb_iter_record *)calloc(ci->n, sizeof(*ci->head));
 	ci->heap = (unsigned int *)calloc(ci->n, sizeof(*ci->heap));
 	ci->idle = (unsigned int *)calloc(ci->n, sizeof(*ci->idle));
-	if (!ci->its || !ci->head || !ci->heap || !ci->idle) {
+	/* Here rather than at each wait: a poll allocates nothing. */
+	ci->marks = (uint64_t *)calloc(ci->n, sizeof(*ci->marks));
+	if (!ci->its || !ci->head || !ci->heap || !ci->idle || !ci->marks) {
 		chan_iter_free(ci, 0);
 		return -ENOMEM;
 	}

@@ -220,7 +220,8 @@ typedef int (*grb_record_fn)(void *arg, const struct grb_iter_record *r);
  * @it: iterator.
  * @fn: callback.
  * @arg: passed to @fn.
- * @count: receives the number of records passed to @fn; may be NULL.
+ * @count: receives the number of records passed to @fn (0 when the call
+ *         is refused); may be NULL.
  *
  * An undecodable record (-EIO from next) is skipped and counted as the
  * iterator says; the loop goes on.
@@ -247,7 +248,7 @@ GRB_API int grb_chan_iter_consume(struct grb_chan_iter *it, grb_record_fn fn,
  * buffer waits on that buffer: something must close a sub-buffer there
  * (a writer, a flush, or grb_channel_tick()).
  * Return: as the consume functions, and -ETIMEDOUT when nothing was
- * consumed before the time ran out; -ENOMEM (channel poll); -EINVAL also
+ * consumed before the time ran out (neither allocates); -EINVAL also
  * for a negative @timeout_ns other than GRB_WAIT_FOREVER, before any
  * record is consumed.
  */

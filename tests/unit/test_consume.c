@@ -129,8 +129,22 @@ static void test_consume(void)
 
 	CHECK_EQ(grb_buf_iter_create(grb_channel_buf(chan, 0), GRB_ITER_CONSUME,
 				     &it), 0);
+	/* Refused: *count still says how many were passed (none). */
+	count = 7;
 	CHECK_EQ(grb_buf_iter_consume(NULL, on_record, &s, &count), -EINVAL);
+	CHECK_U64(count, 0);
+	count = 7;
 	CHECK_EQ(grb_buf_iter_consume(it, NULL, &s, &count), -EINVAL);
+	CHECK_U64(count, 0);
+	count = 7;
+	CHECK_EQ(grb_chan_iter_consume(NULL, on_record, &s, &count), -EINVAL);
+	CHECK_U64(count, 0);
+	count = 7;
+	CHECK_EQ(grb_buf_iter_poll(it, on_record, &s, -2, &count), -EINVAL);
+	CHECK_U64(count, 0);
+	count = 7;
+	CHECK_EQ(grb_chan_iter_poll(NULL, on_record, &s, 0, &count), -EINVAL);
+	CHECK_U64(count, 0);
 	CHECK_EQ(grb_buf_iter_consume(it, on_record, &s, &count), 0);
 	CHECK_U64(count, 0);
 	for (i = 0; i < 100; i++)
