@@ -3,9 +3,11 @@
  * src/channel.c - channel creation and teardown, the memory of a buffer,
  * finalize, record enable/disable, statistics.
  */
+#include <sched.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <time.h>
 
 #include "engine.h"
 #include "grb/align.h"
@@ -326,6 +328,32 @@ int grb_channel_write_path(const struct grb_channel *chan,
 	return chan->write_path;
 }
 
+/*
+ * Close buffer buf's gate to GRB_FLUSH_EMPTY (grb/impl/layout.h), then
+ * wait for the empty flushes already past it, so that none opens a
+ * sub-buffer after finalize: its reader gets -ENODATA only once.  A flush
+ * stopped or dead inside (a process attached to a shared buffer, killed)
+ * is waited for at most GATE_WAIT_NS; it might then still open one.
+ */
+#define GATE_WAIT_NS 1000000000
+static void close_flush_gate(struct grb_buf *buf)
+{
+	struct timespec t0, t;
+
+	/* Acquire, as the load below: what each flush did is visible. */
+	if (!(grb_fetch_or_seq_cst(&buf->shm->flush_gate, GRB_GATE_CLOSED) &
+	      ~GRB_GATE_CLOSED))
+		return;
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	while (grb_load_acquire(&buf->shm->flush_gate) & ~GRB_GATE_CLOSED) {
+		sched_yield();
+		clock_gettime(CLOCK_MONOTONIC, &t);
+		if ((t.tv_sec - t0.tv_sec) * 1000000000 +
+		    (t.tv_nsec - t0.tv_nsec) > GATE_WAIT_NS)
+			break;
+	}
+}
+
 int grb_channel_finalize(struct grb_channel *chan)
 {
 	unsigned int i;
@@ -337,6 +365,7 @@ int grb_channel_finalize(struct grb_channel *chan)
 	if (chan->finalized)
 		return -EALREADY;
 	for (i = 0; i < chan->nr_bufs; i++) {
+		close_flush_gate(&chan->bufs[i]);
 		grb__flush_final(&chan->bufs[i]);
 		/* Release: the flush above is visible to a reader that sees
 		 * the bit; pairs with the acquire in the reader's drained(). */

@@ -192,27 +192,38 @@ static int buf_flush(struct grb_buf *buf, enum grb_flush how, int journal)
 	struct grb_jentry *je = NULL;
 	unsigned int rflags = 0;
 	size_t hdr;
-	int ret, empty, remote = 0;
+	int ret, empty, remote = 0, gated = 0;
 
 	if (!buf || (how != GRB_FLUSH_ACTIVE && how != GRB_FLUSH_EMPTY))
 		return -EINVAL;
-	/* A finalized buffer stays ended: its reader may have had -ENODATA
+	/*
+	 * A finalized buffer stays ended: its reader may have had -ENODATA
 	 * and the client its buffer_finalize, so an empty flush (an idle
-	 * ticker's) opens nothing; there is nothing open to close either,
-	 * finalize closed it.  Acquire: pairs with finalize's seq_cst RMW
-	 * that sets the bit after its flush (src/channel.c), so the flush
-	 * below sees that flush's position move.  A flush racing finalize
-	 * itself may miss the bit: channel.h does not allow that race. */
-	if (how == GRB_FLUSH_EMPTY &&
-	    (grb_load_acquire(&buf->shm->blocked) & GRB_BLOCKED_FINALIZED))
-		how = GRB_FLUSH_ACTIVE;
+	 * ticker's) opens nothing once finalize has begun; there is nothing
+	 * open to close either, finalize closes it.  An empty flush that
+	 * finds the gate open holds it open until it is done, and finalize
+	 * waits for it (src/channel.c).  Acquire: pairs with finalize's
+	 * RMW, so the flush below sees finalize's flush if it ran.
+	 */
+	if (how == GRB_FLUSH_EMPTY) {
+		if (grb_fetch_add_acq_rel(&buf->shm->flush_gate,
+					  GRB_GATE_EMPTY) & GRB_GATE_CLOSED) {
+			grb_fetch_add_acq_rel(&buf->shm->flush_gate,
+					      -GRB_GATE_EMPTY);
+			how = GRB_FLUSH_ACTIVE;
+		} else {
+			gated = 1;
+		}
+	}
 	cfg = buf->chan->cfg;
 	hdr = grb__subbuf_header_size(cfg);
 	/* A flush moves the position too: journaled as a reservation. */
 	if (buf->journal && journal) {
 		je = grb__journal_take(buf);
-		if (!je)
-			return -EBUSY;
+		if (!je) {
+			ret = -EBUSY;
+			goto out;
+		}
 	}
 	if (buf->rseq) {
 		/* Nothing open: spare the idle CPU the fence (a guess, as
@@ -292,6 +303,10 @@ out:
 		grb__remote_exit(buf);
 	if (je)
 		grb__journal_free(je);
+	/* Release: what this flush did is visible to the finalize that
+	 * sees the count drop. */
+	if (gated)
+		grb_fetch_add_acq_rel(&buf->shm->flush_gate, -GRB_GATE_EMPTY);
 	return ret;
 }
 

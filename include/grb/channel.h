@@ -13,10 +13,13 @@
  *   --------------------------------+----------------------------------
  *   grb_reserve/commit (writer.h)   | everything below but finalize
  *                                   | and destroy
- *   grb_buf_flush, grb_channel_flush| writers, readers, other flushes
+ *   grb_buf_flush, grb_channel_flush| writers, readers, other flushes,
+ *                                   | finalize
  *   grb_*_record_disable/enable     | everything but destroy
  *   grb_buf_stats, grb_channel_*    | everything but destroy
- *   grb_channel_finalize            | readers; writers must have stopped
+ *   grb_channel_finalize            | readers, flushes (and ticks,
+ *                                   | grb/timer.h); writers must have
+ *                                   | stopped
  *   grb_channel_destroy             | nothing
  */
 #ifndef GRB_CHANNEL_H
@@ -129,7 +132,12 @@ GRB_API int grb_channel_flush(struct grb_channel *chan, enum grb_flush how);
  * @chan: channel.
  *
  * Calls buffer_finalize on every buffer.  Later reservations fail with
- * -ESHUTDOWN; readers drain what is left and then get -ENODATA.  The
+ * -ESHUTDOWN; readers drain what is left and then get -ENODATA.  A
+ * GRB_FLUSH_EMPTY flush (an idle tick's) running at the same time either
+ * opens its sub-buffer before finalize returns (finalize waits for it,
+ * and readers get that sub-buffer before -ENODATA) or opens none; one
+ * that does not come back within about a second (its process was killed
+ * in it) is no longer waited for.  The
  * flush needs no journal entry in a shared buffer: when live threads
  * hold them all, it runs unjournaled (the writers are done), so no
  * committed record is left behind.

@@ -106,6 +106,16 @@ extern "C" {
 #define GRB_BLOCKED_REMOTE    (UINT64_C(1) << 8)
 
 /*
+ * flush_gate: GRB_GATE_CLOSED once grb_channel_finalize() has begun on
+ * the buffer; plus GRB_GATE_EMPTY per GRB_FLUSH_EMPTY flush in progress
+ * that found it open.  One word, so that each such flush either counts
+ * itself before finalize closes the gate (finalize then waits for it) or
+ * sees the gate closed (it then opens nothing).
+ */
+#define GRB_GATE_CLOSED UINT64_C(1)
+#define GRB_GATE_EMPTY  UINT64_C(2)
+
+/*
  * Bits of grb_buf_shm.waiting: who waits for this buffer's data.  A waker
  * takes the bits with one atomic and-not, so one commit per arming pays
  * for the wake-up call.
@@ -216,6 +226,8 @@ struct grb_buf_shm {
 	 * buffer from off its CPU, and remote moves of its position. */
 	grb_atomic_u64 remote_commits;
 	grb_atomic_u64 remote_moves;
+	/* GRB_GATE_*: finalize against GRB_FLUSH_EMPTY (src/switch.c). */
+	grb_atomic_u64 flush_gate;
 
 	/*
 	 * Wake line: read by every commit (one load of a line that stays
