@@ -35,12 +35,13 @@ static size_t copy_part(char *dst, size_t room, const struct grb_iter_record *r,
 	return n;
 }
 
-/* A read stops: what it copied counts first; "nothing now" is not an
- * error, the end is only when nothing was copied. */
-static int read_result(int ret, size_t got, size_t *len)
+/* A read stops: what it took counts first (records with empty payloads
+ * too: they were consumed); "nothing now" is not an error, the end is
+ * only when nothing was taken. */
+static int read_result(int ret, size_t got, int took, size_t *len)
 {
 	*len = got;
-	if (got || ret == -EAGAIN)
+	if (took || ret == -EAGAIN)
 		return 0;
 	return ret;
 }
@@ -50,7 +51,7 @@ int grb_buf_iter_read(struct grb_buf_iter *it, void *dst, size_t cap,
 {
 	struct grb_iter_record r;
 	size_t got = 0, n;
-	int ret = 0;
+	int ret = 0, took = 0;
 
 	if (!it || !dst || cap == 0 || !len)
 		return -EINVAL;
@@ -63,13 +64,14 @@ int grb_buf_iter_read(struct grb_buf_iter *it, void *dst, size_t cap,
 			break;
 		n = copy_part((char *)dst + got, cap - got, &r, it->read_off);
 		got += n;
+		took = 1;
 		if (it->read_off + n < r.payload_len) {
 			it->read_off += n;      /* dst is full */
 			break;
 		}
 		grb__buf_iter_advance(it, &r);  /* resets read_off */
 	}
-	return read_result(ret, got, len);
+	return read_result(ret, got, took, len);
 }
 
 int grb_chan_iter_read(struct grb_chan_iter *ci, void *dst, size_t cap,
@@ -78,7 +80,7 @@ int grb_chan_iter_read(struct grb_chan_iter *ci, void *dst, size_t cap,
 	struct grb_iter_split *sp;
 	struct grb_iter_record r;
 	size_t got = 0, n, off;
-	int ret = 0;
+	int ret = 0, took = 0;
 
 	if (!ci || !dst || cap == 0 || !len)
 		return -EINVAL;
@@ -100,13 +102,14 @@ int grb_chan_iter_read(struct grb_chan_iter *ci, void *dst, size_t cap,
 		}
 		n = copy_part((char *)dst + got, cap - got, &r, off);
 		got += n;
+		took = 1;
 		if (off + n < r.payload_len) {
 			sp->rec = r;
 			sp->off = off + n;
 			break;
 		}
 	}
-	return read_result(ret, got, len);
+	return read_result(ret, got, took, len);
 }
 
 /*
@@ -244,14 +247,29 @@ static int out_subbufs(struct grb_buf *buf, int fd, uint64_t max,
 	return ret;
 }
 
+/* Is fd open for writing?  Checked before a sub-buffer is taken: in
+ * overwrite mode one taken and not written is lost. */
+static int out_fd_check(int fd)
+{
+	int fl = fcntl(fd, F_GETFL);
+
+	if (fl < 0)
+		return -errno;
+	return (fl & O_ACCMODE) == O_RDONLY ? -EBADF : 0;
+}
+
 int grb_buf_write(struct grb_buf *buf, int fd, uint64_t max, uint64_t *bytes)
 {
 	const struct out_ops ops = { emit_write, NULL };
+	int ret;
 
 	if (bytes)
 		*bytes = 0;
 	if (!buf || fd < 0)
 		return -EINVAL;
+	ret = out_fd_check(fd);
+	if (ret)
+		return ret;
 	return out_subbufs(buf, fd, max, bytes, &ops);
 }
 
@@ -334,6 +352,17 @@ static int pipe_end(int fd, int acc)
 		fcntl(fd, F_GETPIPE_SZ) > 0;
 }
 
+/* Are rd and wr ends of one pipe?  Its two ends share one inode.  With
+ * the ends of two pipes, the bytes written into one would never come out
+ * of the other: the call would block, or fail with them still in it. */
+static int same_pipe(int rd, int wr)
+{
+	struct stat a, b;
+
+	return fstat(rd, &a) == 0 && fstat(wr, &b) == 0 &&
+		a.st_dev == b.st_dev && a.st_ino == b.st_ino;
+}
+
 /*
  * Our own pipe: made as large as a sub-buffer when the system allows
  * (fewer system calls per sub-buffer); the size it ends up with is the
@@ -350,7 +379,8 @@ static int pipe_open(struct splice_pipe *sp, const int *pipe_fds,
 		/* vmsplice(2) on a read end reads the pipe into the ring, and
 		 * bytes left in a pipe that cannot be read keep referencing
 		 * it: both ends must be what they claim. */
-		if (!pipe_end(sp->rd, O_RDONLY) || !pipe_end(sp->wr, O_WRONLY))
+		if (!pipe_end(sp->rd, O_RDONLY) || !pipe_end(sp->wr, O_WRONLY) ||
+		    !same_pipe(sp->rd, sp->wr))
 			return -EBADF;
 	} else {
 		if (pipe2(fds, O_CLOEXEC) < 0)
@@ -403,6 +433,9 @@ int grb_buf_splice(struct grb_buf *buf, int fd, const int *pipe_fds,
 		*bytes = 0;
 	if (!buf || fd < 0)
 		return -EINVAL;
+	ret = out_fd_check(fd);
+	if (ret)
+		return ret;
 	ret = splice_fits(fd, &fits);
 	if (ret)
 		return ret;

@@ -46,8 +46,10 @@ struct grb_chan_iter;
  * Return: 0 (with *@len > 0, or *@len == 0 when nothing is readable now,
  * or when what was read were records with empty payloads);
  * -ENODATA when finalized and drained and nothing is pending (a call that
- * copied something returns 0, the next one -ENODATA); -EINVAL for NULL
- * arguments or @cap == 0.
+ * copied something, or consumed records with empty payloads, returns 0,
+ * the next one -ENODATA); -EBADMSG from an attached reader (grb/shm.h)
+ * whose mapping names no sub-buffer of its buffer, as the iterator's
+ * _next(); -EINVAL for NULL arguments or @cap == 0.
  * Context: the iterator's thread; not signal-safe.
  * Ordering: as the iterator's _next().
  */
@@ -81,8 +83,11 @@ GRB_API int grb_chan_iter_read(struct grb_chan_iter *it, void *dst,
  * write(2) or poll(2), or -EIO when write(2) took nothing without saying
  * why (that sub-buffer is then put back unconsumed in discard mode, so
  * the next call starts with it; in overwrite mode it is lost and counted
- * as read, as the reader claimed it); -EBUSY when a sub-buffer is held;
- * -EPERM when not open; -EINVAL for NULL @buf or a negative @fd.
+ * as read, as the reader claimed it); -EBADF when @fd is not open, or is
+ * open for reading only (checked before any sub-buffer is taken, so
+ * nothing is consumed); -EBADMSG from an attached reader whose mapping is
+ * inconsistent, as grb_reader_get_next(); -EBUSY when a sub-buffer is
+ * held; -EPERM when not open; -EINVAL for NULL @buf or a negative @fd.
  * Context: the buffer's reader; not signal-safe; may block in write(2).
  * Ordering: as grb_reader_get_next() and grb_reader_put_next().
  */
@@ -107,10 +112,11 @@ GRB_API int grb_buf_write(struct grb_buf *buf, int fd, uint64_t max,
  * with O_APPEND (which splice(2) refuses), this copies with write(2), as
  * grb_buf_write() does.  EINTR and EAGAIN are handled as there.
  * Return: as grb_buf_write(), with the errno of vmsplice(2), splice(2),
- * pipe2(2), fstat(2) or fcntl(2); -EBADF for a bad @fd, or, when @fd is
- * one splice is used for (a regular file without O_APPEND), @pipe_fds
- * that are not a pipe's read end and write end, in that order (for any
- * other @fd they are not used).
+ * pipe2(2), fstat(2) or fcntl(2); -EBADF for a bad @fd (as
+ * grb_buf_write()), or, when @fd is one splice is used for (a regular file
+ * without O_APPEND), @pipe_fds that are not the read end and the write end
+ * of one pipe, in that order (for any other @fd they are not used); both
+ * are checked before any sub-buffer is taken.
  * Context: as grb_buf_write().
  * Ordering: as grb_buf_write().
  */

@@ -377,6 +377,41 @@ static void test_read_errors(void)
 	CHECK_U64(len, 0);
 	grb_chan_iter_destroy(ci);
 	grb_channel_destroy(chan);
+
+	/* Records with empty payloads (record 0's), the last ones of a
+	 * finalized channel: the call that consumes them returns 0 with
+	 * *len 0, the next one -ENODATA. */
+	for (int k = 0; k < 2; k++) {
+		const struct grb_config *cfg = k ? &oc_cpu : &oc_disc;
+
+		chan = create(cfg, SB, 4);
+		oc_put(cfg, chan, 0);
+		oc_put(cfg, chan, 0);
+		CHECK_EQ(grb_channel_finalize(chan), 0);
+		len = 99;
+		if (k) {
+			CHECK_EQ(grb_chan_iter_create(chan, GRB_ITER_CONSUME,
+						      &ci), 0);
+			CHECK_EQ(grb_chan_iter_read(ci, dst, 8, &len), 0);
+			CHECK_U64(len, 0);
+			CHECK_EQ(grb_chan_iter_read(ci, dst, 8, &len), -ENODATA);
+			{
+				struct grb_chan_iter_stats cst;
+
+				CHECK_EQ(grb_chan_iter_stats(ci, &cst), 0);
+				CHECK_U64(cst.records, 2);
+			}
+			grb_chan_iter_destroy(ci);
+		} else {
+			CHECK_EQ(grb_buf_iter_create(grb_channel_buf(chan, 0),
+						     GRB_ITER_CONSUME, &it), 0);
+			CHECK_EQ(grb_buf_iter_read(it, dst, 8, &len), 0);
+			CHECK_U64(len, 0);
+			CHECK_EQ(grb_buf_iter_read(it, dst, 8, &len), -ENODATA);
+			grb_buf_iter_destroy(it);
+		}
+		grb_channel_destroy(chan);
+	}
 }
 
 /* ---- records exactly once --------------------------------------------- */
