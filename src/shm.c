@@ -39,17 +39,34 @@ static int name_ok(const char *name)
 		strlen(name) < sizeof(((struct grb_channel *)0)->name);
 }
 
-static void file_path(char *path, size_t size, const char *dir,
-		      const char *name, unsigned int i)
-{
-	snprintf(path, size, "%s/%s.%u", dir, name, i);
-}
-
 /* -errno of the last failed call, never 0. */
 static int neg_errno(void)
 {
 	return errno ? -errno : -EIO;
 }
+
+/* DIR/NAME.i into path; -ENAMETOOLONG when it does not fit (a path cut
+ * short would name another file). */
+static int file_path(char *path, size_t size, const char *dir,
+		     const char *name, unsigned int i)
+{
+	int n = snprintf(path, size, "%s/%s.%u", dir, name, i);
+
+	return n < 0 || (size_t)n >= size ? -ENAMETOOLONG : 0;
+}
+
+/* open(2) of a buffer file that should be there.  A directory is not a
+ * grb buffer (-EBADMSG, as any other file that is not one); a symbolic
+ * link is not followed (-ELOOP). */
+static int open_buf_file(const char *path)
+{
+	int fd = open(path, O_RDWR | O_CLOEXEC | O_NOFOLLOW);
+
+	if (fd < 0)
+		return errno == EISDIR ? -EBADMSG : neg_errno();
+	return fd;
+}
+
 
 /*
  * One buffer's file: a memfd, or DIR/NAME.i created exclusively; owner
@@ -63,11 +80,15 @@ static int make_file(const struct grb_shm_attr *sa, const char *name,
 	int fd, ret;
 
 	if (sa->dir) {
-		file_path(path, sizeof(path), sa->dir, name, i);
+		ret = file_path(path, sizeof(path), sa->dir, name, i);
+		if (ret)
+			return ret;
 		fd = open(path, O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC |
 			  O_NOFOLLOW, mode);
 	} else {
-		snprintf(path, sizeof(path), "grb-%s.%u", name, i);
+		/* The name is for diagnostics (/proc/PID/fd): the channel's
+		 * first 63 bytes, as it keeps them, within memfd's limit. */
+		snprintf(path, sizeof(path), "grb-%.63s.%u", name, i);
 		fd = memfd_create(path, MFD_CLOEXEC | MFD_ALLOW_SEALING);
 	}
 	if (fd < 0)
@@ -103,10 +124,9 @@ static void remove_files(const char *dir, const char *name, unsigned int n)
 	char path[4096];
 	unsigned int i;
 
-	for (i = 0; i < n; i++) {
-		file_path(path, sizeof(path), dir, name, i);
-		unlink(path);
-	}
+	for (i = 0; i < n; i++)
+		if (file_path(path, sizeof(path), dir, name, i) == 0)
+			unlink(path);
 }
 
 void grb__shm_remove(const struct grb_channel *chan)
@@ -323,10 +343,12 @@ int grb_channel_attach_dir(const struct grb_config *cfg, const char *client,
 	ret = attach_args(cfg, role);
 	if (ret)
 		return ret;
-	file_path(path, sizeof(path), dir, name, 0);
-	fd = open(path, O_RDWR | O_CLOEXEC | O_NOFOLLOW);
+	ret = file_path(path, sizeof(path), dir, name, 0);
+	if (ret)
+		return ret;
+	fd = open_buf_file(path);
 	if (fd < 0)
-		return neg_errno();
+		return fd;
 	/* How many files: what buffer 0 says, bounded before use. */
 	if (pread(fd, &d, sizeof(d), 0) != (ssize_t)sizeof(d) ||
 	    d.magic != GRB_SHM_MAGIC) {
@@ -349,10 +371,10 @@ int grb_channel_attach_dir(const struct grb_config *cfg, const char *client,
 	}
 	fds[0] = fd;
 	for (i = 1; i < nr; i++) {
-		file_path(path, sizeof(path), dir, name, i);
-		fds[i] = open(path, O_RDWR | O_CLOEXEC | O_NOFOLLOW);
+		ret = file_path(path, sizeof(path), dir, name, i);
+		fds[i] = ret ? ret : open_buf_file(path);
 		if (fds[i] < 0) {
-			ret = neg_errno();
+			ret = fds[i];
 			goto out;
 		}
 	}

@@ -108,6 +108,8 @@ struct grb_shm_attr {
  *           a directory without a channel name or with a '/' in it, or
  *           more than GRB_SHM_MAX_BUFS buffers;
  *  -EEXIST  a buffer file is already there (nothing is overwritten);
+ *  -ENAMETOOLONG a path DIR/NAME.i of 4096 bytes or more (it would
+ *           otherwise be cut short, and name another file);
  *  -EACCES, -ENOENT, -ENOSPC, -EMFILE...  from creating, sizing or
  *           allocating a file or memfd, or setting its group.
  * On error nothing is left allocated and no file is left behind.
@@ -148,6 +150,7 @@ enum grb_attach_role {
  *                   or count other than its place in @fds;
  *  -EPROTONOSUPPORT the mapping has another layout version;
  *  -EPROTOTYPE      another client name or configuration fingerprint;
+ *  -EMFILE, -ENFILE no descriptor left to duplicate one into;
  *  -ENOMEM          mapping failed.
  * Context: any thread; not signal-safe.
  */
@@ -161,7 +164,11 @@ GRB_API int grb_channel_attach(const struct grb_config *cfg, const char *client,
  * that grb_channel_create_shared() made, for every i it made.
  * Return: as grb_channel_attach(); -ENOENT when DIR/NAME.0 is missing,
  * -EACCES when a file may not be opened for reading and writing (another
- * user's, without the group), -EINVAL for a NULL or '/' in @name.
+ * user's, without the group), -EBADMSG when one is not a grb buffer (a
+ * directory, an empty file...), -ELOOP when one is a symbolic link (not
+ * followed), -ENAMETOOLONG for a path DIR/NAME.i of 4096 bytes or more,
+ * -EMFILE or -ENFILE when no descriptor is left, -EINVAL for a NULL or
+ * '/' in @name.
  */
 GRB_API int grb_channel_attach_dir(const struct grb_config *cfg,
 				   const char *client, const char *dir,

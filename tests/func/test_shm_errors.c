@@ -10,7 +10,11 @@
  *    early, a message that is not grb_channel_send()'s, another version,
  *    bad arguments; and its descriptors: grb_channel_recv() keeps none
  *    of those it received, on success or failure, and
- *    grb_channel_recv_fds() hands each to the caller.
+ *    grb_channel_recv_fds() hands each to the caller;
+ *  - paths and names: a DIR/NAME.i too long for a path is -ENAMETOOLONG
+ *    (not a name cut short), a directory or a symbolic link where a
+ *    buffer file should be, a memfd channel with a long name, and attach
+ *    with no descriptor left.
  */
 #define _GNU_SOURCE
 #include <dirent.h>
@@ -23,6 +27,7 @@
 #include <string.h>
 #include <sys/mman.h>
 #include <sys/mount.h>
+#include <sys/resource.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/statvfs.h>
@@ -487,12 +492,135 @@ static void test_recv_descriptors(void)
 	grb_channel_destroy(chan);
 }
 
+/* ---- paths and names --------------------------------------------------- */
+
+/*
+ * Make a directory under @base whose path is @len bytes long, of
+ * components of at most 200 bytes (NAME_MAX is 255).  Return its path
+ * (static storage), and the components' count in *depth.
+ */
+static const char *deep_dir(const char *base, size_t len, int *depth)
+{
+	static char path[4200];
+	size_t n = strlen(base), part;
+
+	CHECK(n < len);
+	memcpy(path, base, n + 1);
+	*depth = 0;
+	while (n < len) {
+		part = len - n - 1 < 200 ? len - n - 1 : 200;
+		CHECK(part > 0);
+		path[n++] = '/';
+		memset(path + n, 'd', part);
+		n += part;
+		path[n] = '\0';
+		CHECK_EQ(mkdir(path, 0700), 0);
+		(*depth)++;
+	}
+	return path;
+}
+
+static void rm_deep_dir(char *path, int depth)
+{
+	while (depth-- > 0) {
+		CHECK_EQ(rmdir(path), 0);
+		*strrchr(path, '/') = '\0';
+	}
+}
+
+/*
+ * grb/shm.h: DIR/NAME.i is created exclusively; a path that does not
+ * fit in 4096 bytes is -ENAMETOOLONG, not a path cut short (which named
+ * "DIR/chan." for every buffer: one file with the wrong name, or -EEXIST
+ * for the second).  attach_dir: a directory where a buffer file should
+ * be is not a grb buffer (-EBADMSG), a symbolic link is not followed
+ * (-ELOOP).  Without a directory, a channel name longer than memfd's
+ * limit is fine (it is for diagnostics).  attach with no descriptor
+ * left to duplicate one: -EMFILE.
+ */
+static void test_paths(void)
+{
+	const struct grb_config *pcpu = tc_config(TV_SHARED | TV_DISCARD);
+	const struct grb_config *pch = tc_config(TV_SHARED | TV_DISCARD |
+						 TV_PER_CHANNEL);
+	struct grb_channel_attr attr = { "chan", SB, 4, NULL };
+	struct grb_shm_attr sa = { CLIENT, NULL, -1 };
+	struct grb_channel *chan, *att;
+	char longname[300], path[4200], target[4300];
+	struct rlimit old, lim;
+	int depth, fd;
+
+	/* "DIR/chan.0" is 4096 bytes with a DIR of 4089. */
+	strcpy(path, deep_dir(dir, 4089, &depth));
+	sa.dir = path;
+	CHECK_EQ(grb_channel_create_shared(pch, &attr, &sa, &chan),
+		 -ENAMETOOLONG);
+	CHECK_EQ(grb_channel_create_shared(pcpu, &attr, &sa, &chan),
+		 -ENAMETOOLONG);
+	CHECK_EQ(count_entries(path), 0);
+	CHECK_EQ(grb_channel_attach_dir(pch, CLIENT, path, "chan",
+					GRB_ATTACH_READER, &att),
+		 -ENAMETOOLONG);
+	/* One byte shorter: it fits, and is named as asked. */
+	attr.name = "cha";
+	CHECK_EQ(grb_channel_create_shared(pch, &attr, &sa, &chan), 0);
+	CHECK(strlen(path) + 7 < sizeof(target));
+	strcpy(target, path);
+	strcat(target, "/cha.0");
+	CHECK_EQ(access(target, F_OK), 0);
+	CHECK_EQ(grb_channel_attach_dir(pch, CLIENT, path, "cha",
+					GRB_ATTACH_READER, &att), 0);
+	grb_channel_destroy(att);
+	grb_channel_destroy(chan);
+	CHECK_EQ(count_entries(path), 0);
+	rm_deep_dir(path, depth);
+	attr.name = "chan";
+
+	/* A directory, and a symbolic link to a real buffer file. */
+	sa.dir = dir;
+	CHECK_EQ(grb_channel_create_shared(pch, &attr, &sa, &chan), 0);
+	snprintf(path, sizeof(path), "%s/isdir.0", dir);
+	CHECK_EQ(mkdir(path, 0700), 0);
+	CHECK_EQ(grb_channel_attach_dir(pch, CLIENT, dir, "isdir",
+					GRB_ATTACH_READER, &att), -EBADMSG);
+	CHECK_EQ(rmdir(path), 0);
+	snprintf(path, sizeof(path), "%s/link.0", dir);
+	snprintf(target, sizeof(target), "%s/chan.0", dir);
+	(void)target[0];
+	CHECK_EQ(symlink(target, path), 0);
+	CHECK_EQ(grb_channel_attach_dir(pch, CLIENT, dir, "link",
+					GRB_ATTACH_READER, &att), -ELOOP);
+	CHECK_EQ(unlink(path), 0);
+
+	/* No descriptor left for attach's duplicates. */
+	fd = grb_channel_shm_fd(chan, 0);
+	CHECK_EQ(getrlimit(RLIMIT_NOFILE, &old), 0);
+	lim = old;
+	/* The lowest free descriptor number becomes the limit. */
+	lim.rlim_cur = (rlim_t)dup(fd);
+	close((int)lim.rlim_cur);
+	CHECK_EQ(setrlimit(RLIMIT_NOFILE, &lim), 0);
+	CHECK_EQ(grb_channel_attach(pch, CLIENT, &fd, 1, GRB_ATTACH_READER,
+				    &att), -EMFILE);
+	CHECK_EQ(setrlimit(RLIMIT_NOFILE, &old), 0);
+	grb_channel_destroy(chan);
+
+	/* A memfd channel's name is for diagnostics: any length. */
+	memset(longname, 'n', sizeof(longname) - 1);
+	longname[sizeof(longname) - 1] = '\0';
+	attr.name = longname;
+	sa.dir = NULL;
+	CHECK_EQ(grb_channel_create_shared(pcpu, &attr, &sa, &chan), 0);
+	grb_channel_destroy(chan);
+}
+
 int main(void)
 {
 	CHECK(mkdtemp(dir) != NULL);
 	test_enospc();
 	test_socket_errors();
 	test_recv_descriptors();
+	test_paths();
 	CHECK_EQ(rmdir(dir), 0);         /* nothing left behind */
 	printf("test_shm_errors: passed\n");
 	return 0;
