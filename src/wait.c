@@ -99,6 +99,7 @@ void grb__wake(struct grb_buf *buf)
 	struct grb_buf_shm *shm = buf->shm;
 	struct grb_channel *chan = buf->chan;
 	uint64_t w, one = 1;
+	int efd;
 
 	/* Seen set by the caller; the watermark was stored before the bit
 	 * (the waiter's seq_cst RMW orders its stores before it). */
@@ -114,8 +115,10 @@ void grb__wake(struct grb_buf *buf)
 		grb_fetch_add_seq_cst(&chan->bufs[0].shm->chan_wake_seq, 1);
 		futex_wake(&chan->bufs[0].shm->chan_wake_seq);
 	}
-	if ((w & GRB_WAIT_FD) && chan->event_fd >= 0 &&
-	    write(chan->event_fd, &one, sizeof(one)) < 0) {
+	/* Set before the arming whose bit we took (the arm loads it). */
+	efd = __atomic_load_n(&chan->event_fd, __ATOMIC_RELAXED);
+	if ((w & GRB_WAIT_FD) && efd >= 0 &&
+	    write(efd, &one, sizeof(one)) < 0) {
 		/* The counter cannot overflow from one write per arming;
 		 * nothing else can fail on a valid eventfd. */
 	}
@@ -348,17 +351,25 @@ int grb_channel_wait(struct grb_channel *chan, const struct grb_watermark *wm,
 
 int grb_channel_event_fd(struct grb_channel *chan, int *fd)
 {
-	int efd;
+	int efd, cur;
 
 	if (!chan || !fd)
 		return -EINVAL;
-	if (chan->event_fd < 0) {
+	/* Made once: callers racing here each make one, one is kept (the
+	 * CAS) and the others closed, so all get the same. */
+	cur = __atomic_load_n(&chan->event_fd, __ATOMIC_ACQUIRE);
+	if (cur < 0) {
 		efd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
 		if (efd < 0)
 			return -errno;
-		chan->event_fd = efd;
+		if (__atomic_compare_exchange_n(&chan->event_fd, &cur, efd, 0,
+						__ATOMIC_ACQ_REL,
+						__ATOMIC_ACQUIRE))
+			cur = efd;
+		else
+			close(efd);
 	}
-	*fd = chan->event_fd;
+	*fd = cur;
 	return 0;
 }
 
@@ -366,11 +377,12 @@ int grb_channel_arm(struct grb_channel *chan, const struct grb_watermark *wm)
 {
 	uint64_t n, bytes, drain;
 	unsigned int i;
-	int ret;
+	int ret, efd;
 
 	if (!chan)
 		return -EINVAL;
-	if (chan->event_fd < 0)
+	efd = __atomic_load_n(&chan->event_fd, __ATOMIC_ACQUIRE);
+	if (efd < 0)
 		return -EBADF;
 	watermark(wm, &n, &bytes);
 	/* Refused before anything changes: a refusal must not clear a
@@ -385,7 +397,7 @@ int grb_channel_arm(struct grb_channel *chan, const struct grb_watermark *wm)
 	 * clear what an earlier arming left readable.
 	 */
 	chan_disarm(chan, GRB_WAIT_FD);
-	if (read(chan->event_fd, &drain, sizeof(drain)) < 0) {
+	if (read(efd, &drain, sizeof(drain)) < 0) {
 		/* EAGAIN: nothing to clear. */
 	}
 	ret = chan_ready(chan, n, bytes, NULL);

@@ -7,9 +7,11 @@
  * large to be met never is (it must not wrap to a met one), a timeout
  * near INT64_MAX waits as long as asked (no overflow: the ASan+UBSan
  * preset aborts on one), and a refused arm leaves the fd readable.
+ * Two threads asking for the event fd at once get the same one.
  */
 #define _GNU_SOURCE
 #include <errno.h>
+#include <fcntl.h>
 #include <poll.h>
 #include <pthread.h>
 #include <signal.h>
@@ -447,6 +449,58 @@ static void test_extremes(void)
 	grb_channel_destroy(chan);
 }
 
+/* grb_channel_event_fd() from two threads at once: "the same one on
+ * every call", and no descriptor left open after destroy. */
+struct efd_race {
+	struct grb_channel *chan;
+	pthread_barrier_t *bar;
+	int fd;
+};
+
+static void *efd_main(void *arg)
+{
+	struct efd_race *r = (struct efd_race *)arg;
+
+	pthread_barrier_wait(r->bar);
+	CHECK_EQ(grb_channel_event_fd(r->chan, &r->fd), 0);
+	return NULL;
+}
+
+static int open_fds(void)
+{
+	int fd, n = 0;
+
+	for (fd = 0; fd < 1024; fd++)
+		n += fcntl(fd, F_GETFD) >= 0;
+	return n;
+}
+
+static void test_event_fd_race(void)
+{
+	pthread_barrier_t bar;
+	struct efd_race r[2];
+	pthread_t t[2];
+	int i, k, fds0 = open_fds(), fd;
+
+	CHECK_EQ(pthread_barrier_init(&bar, NULL, 2), 0);
+	for (i = 0; i < 3000; i++) {
+		struct grb_channel *chan = create(&disc);
+
+		for (k = 0; k < 2; k++) {
+			r[k] = (struct efd_race){ chan, &bar, -1 };
+			CHECK_EQ(pthread_create(&t[k], NULL, efd_main, &r[k]), 0);
+		}
+		for (k = 0; k < 2; k++)
+			CHECK_EQ(pthread_join(t[k], NULL), 0);
+		CHECK_EQ(r[0].fd, r[1].fd);
+		CHECK_EQ(grb_channel_event_fd(chan, &fd), 0);
+		CHECK_EQ(fd, r[0].fd);
+		grb_channel_destroy(chan);
+		CHECK_EQ(open_fds(), fds0);
+	}
+	pthread_barrier_destroy(&bar);
+}
+
 int main(void)
 {
 	int chan_wide, how;
@@ -463,6 +517,7 @@ int main(void)
 			wake_by(chan_wide, how);
 	test_event_fd();
 	test_extremes();
+	test_event_fd_race();
 	printf("test_wait: passed\n");
 	return 0;
 }
