@@ -467,30 +467,39 @@ struct grb_channel *grb_buf_channel(const struct grb_buf *buf)
 int grb_buf_get_stats(const struct grb_buf *buf, struct grb_buf_stats *st)
 {
 	const struct grb_buf_shm *shm;
-	uint64_t i, pending = 0, delivered, cc_sb;
+	uint64_t i, pending = 0, delivered, cc_sb, counted;
 
 	if (!buf || !st)
 		return -EINVAL;
 	shm = buf->shm;
 	/*
-	 * Every counter is a relaxed load: each value is exact on its own,
-	 * and the set is a snapshot only when the buffer is quiescent and
-	 * the caller has synchronised with the threads that stopped (a join
-	 * or a lock), which makes their last stores visible on any
+	 * Every other counter is a relaxed load: each value is exact on its
+	 * own, and the set is a snapshot only when the buffer is quiescent
+	 * and the caller has synchronised with the threads that stopped (a
+	 * join or a lock), which makes their last stores visible on any
 	 * architecture.  While writers run, a delivery between the load of
 	 * records_delivered and that of its slot's cc_sb leaves its records
-	 * out of `written` (grb/channel.h says so).
+	 * out of `written` (grb/channel.h says so), never in it twice.
+	 * Acquire: pairs with grb__deliver()'s add, so a delivery whose
+	 * records are in this total has its `counted` mark seen below.
 	 */
-	delivered = grb_load_relaxed(&shm->records_delivered);
+	delivered = grb_load_acquire(&shm->records_delivered);
 	/*
 	 * Records committed in laps not delivered yet: the record half of
 	 * the counter's growth since the last delivery (see layout.h).
 	 * cc_sb is read first, with acquire: it pairs with the release
 	 * store in grb__deliver(), so cc (read after) is never behind it
-	 * and the difference never goes negative, on ARM or POWER too.
+	 * and the difference never goes negative, on ARM or POWER too.  A
+	 * lap counted in `delivered` whose cc_sb is not stored yet (its
+	 * mark set, not delivered) is in that difference too: it is left
+	 * out there.  Until it is delivered no writer enters the slot, so
+	 * the difference is that lap's alone.
 	 */
 	for (i = 0; i < buf->buf_size >> buf->subbuf_order; i++) {
+		counted = grb_load_relaxed(&buf->cold[i].counted);
 		cc_sb = grb_load_acquire(&buf->cold[i].cc_sb);
+		if (counted && !grb__delivered(buf, cc_sb, counted - 1))
+			continue;
 		pending += (grb__cc_load(buf, i) - cc_sb) >> 32;
 	}
 	st->written = delivered + pending;

@@ -77,13 +77,17 @@ void grb__deliver(const struct grb_config *cfg, struct grb_buf *buf,
 	 * Statistics (grb_buf_get_stats()); the release of cc_sb below
 	 * orders them before anyone who sees this lap delivered.  Once per
 	 * lap: a recoverer may run this again after a writer died in it
-	 * (src/recover.c).  Relaxed: only this lap's deliverer, or a
-	 * recoverer after its death, touches `counted`.
+	 * (src/recover.c).  Only this lap's deliverer, or a recoverer after
+	 * its death, touches `counted`.  The mark first, then the total
+	 * with release: until cc_sb is stored, this lap's records are both
+	 * in records_delivered and in the commit counter's growth, and a
+	 * grb_buf_get_stats() that sees the total (acquire) sees the mark,
+	 * and so counts them once.
 	 */
 	if (grb_load_relaxed(&cold->counted) != sb_pos + 1) {
-		grb_fetch_add_relaxed(&shm->records_delivered, records);
-		grb_fetch_add_relaxed(&shm->subbufs_delivered, 1);
 		grb_store_relaxed(&cold->counted, sb_pos + 1);
+		grb_fetch_add_acq_rel(&shm->records_delivered, records);
+		grb_fetch_add_relaxed(&shm->subbufs_delivered, 1);
 	}
 	/* Pairs with the acquire in grb__push_reader(). */
 	grb_store_release(&cold->records_lap, records);

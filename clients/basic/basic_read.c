@@ -297,6 +297,7 @@ int grb_basic_get_counts(struct grb_basic *b, unsigned int cpu,
 {
 	struct grb_buf_stats st;
 	struct grb_basic_cursor *cur;
+	uint64_t gone;
 
 	if (!b || !c || cpu >= grb_channel_nr_bufs(b->chan))
 		return -EINVAL;
@@ -309,8 +310,11 @@ int grb_basic_get_counts(struct grb_basic *b, unsigned int cpu,
 	c->corrupt = cur->corrupt;
 	c->lost = st.lost_full + st.lost_wrap + st.lost_big + st.lost_nesting;
 	c->dead = st.lost_dead;
-	c->entries = st.written - st.overwritten - cur->consumed - cur->dropped -
-		cur->corrupt;
+	/* The counters are read one after the other: while writers run,
+	 * overwrites after the load of `written` can make the sum larger
+	 * than it.  No record is then left: 0, not a wrapped count. */
+	gone = st.overwritten + cur->consumed + cur->dropped + cur->corrupt;
+	c->entries = st.written > gone ? st.written - gone : 0;
 	return 0;
 }
 

@@ -253,7 +253,13 @@ struct grb_basic_counts {
 				  (grb/recover.h), never written nor read */
 };
 
-/** grb_basic_get_counts - counters of buffer @cpu.  Return: 0 or -EINVAL. */
+/**
+ * grb_basic_get_counts - counters of buffer @cpu.  Return: 0 or -EINVAL.
+ * Each counter is read atomically, one after the other, as
+ * grb_buf_get_stats() reads them: while writers run they are not one
+ * snapshot, and entries, computed from the others, is then 0 rather than
+ * negative when they disagree.  Once writers have stopped, they add up.
+ */
 GRB_API int grb_basic_get_counts(struct grb_basic *b, unsigned int cpu,
 		     struct grb_basic_counts *c);
 

@@ -156,7 +156,10 @@ struct grb_commit_cold {
 	grb_atomic_u64 lost_open;
 	/* 1 + the position of the last lap whose delivery added its counts
 	 * (records_delivered, subbufs_delivered): a recoverer finishing the
-	 * delivery of a writer that died in it does not add them twice. */
+	 * delivery of a writer that died in it does not add them twice.  Set
+	 * just before the add, so that grb_buf_get_stats() counts a lap in
+	 * transit once (a writer killed between the two leaves that lap out
+	 * of the totals). */
 	grb_atomic_u64 counted;
 	/* Per-CPU (rseq) buffers: 1 + the position of the last lap whose
 	 * delivery a commit claimed (docs/design.md section 25.4). */
