@@ -52,7 +52,7 @@ static void futex_wait(grb_atomic_u64 *w, uint32_t seen,
 /*
  * Does buffer buf meet the watermark (n delivered sub-buffers past the
  * consumed position, or, when bytes_end is not UINT64_MAX, readable data
- * up to position bytes_end)?
+ * up to position bytes_end), or, finalized, has it delivered its last?
  * Return: 1 when it does, 0 when not, -ENODATA when finalized and drained.
  */
 static int buf_ready(struct grb_buf *buf, uint64_t n, uint64_t bytes_end)
@@ -63,7 +63,7 @@ static int buf_ready(struct grb_buf *buf, uint64_t n, uint64_t bytes_end)
 	 * published what it reads).  consumed: the reader's own store, or a
 	 * writer's push. */
 	uint64_t c = grb_load_seq_cst(&shm->consumed);
-	uint64_t p = c, live;
+	uint64_t p = c, live, end;
 	uint64_t i;
 
 	if (n > buf->buf_size >> buf->subbuf_order)
@@ -80,10 +80,17 @@ static int buf_ready(struct grb_buf *buf, uint64_t n, uint64_t bytes_end)
 	if (bytes_end != UINT64_MAX && buf->chan->cfg->mode == GRB_MODE_DISCARD &&
 	    grb__live_prefix(buf, p, &live, NULL) == 0 && p + live >= bytes_end)
 		return 1;
-	/* Finalized bit before the position: pairs with finalize's RMW. */
-	if ((grb_load_seq_cst(&shm->blocked) & GRB_BLOCKED_FINALIZED) &&
-	    c >= grb__subbuf_trunc(buf, grb_load_seq_cst(&shm->offset)))
-		return -ENODATA;
+	/* Finalized bit before the position: pairs with finalize's RMW.
+	 * Nothing more will come then: everything up to the end delivered
+	 * meets any watermark (a larger one never would be met), and
+	 * nothing left is the end. */
+	if (grb_load_seq_cst(&shm->blocked) & GRB_BLOCKED_FINALIZED) {
+		end = grb__subbuf_trunc(buf, grb_load_seq_cst(&shm->offset));
+		if (c >= end)
+			return -ENODATA;
+		if (p >= end)
+			return 1;
+	}
 	return 0;
 }
 

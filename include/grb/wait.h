@@ -43,7 +43,9 @@ struct grb_channel;
  *            it off, and a count that would take the position past
  *            UINT64_MAX is never met.  A subbufs above the ring's size
  *            counts as the ring's size.
- * A finalized buffer with nothing left wakes its waiter too.
+ * A finalized buffer wakes its waiter as soon as nothing more can come:
+ * with sub-buffers left to read, the wait returns 0 (the watermark counts
+ * as met, even one the buffer will never reach); with none, -ENODATA.
  */
 struct grb_watermark {
 	uint64_t subbufs;

@@ -449,6 +449,60 @@ static void test_extremes(void)
 	grb_channel_destroy(chan);
 }
 
+/* A watermark the buffer never reaches once finalized (2 sub-buffers,
+ * one left): finalize wakes the waiter, 0 with what is left, then
+ * -ENODATA.  It slept forever before. */
+struct wm_waiter {
+	struct grb_buf *b;
+	struct grb_channel *chan;
+	int ret;
+};
+
+static void *wm_wait_main(void *arg)
+{
+	struct wm_waiter *w = (struct wm_waiter *)arg;
+	struct grb_watermark wm = { 2, 0 };
+
+	w->ret = w->chan ? grb_channel_wait(w->chan, &wm, GRB_WAIT_FOREVER) :
+		grb_buf_wait(w->b, &wm, GRB_WAIT_FOREVER);
+	return NULL;
+}
+
+static void test_finalize_short(void)
+{
+	struct grb_watermark wm = { 2, 0 };
+	struct timespec dl;
+	int chan_wide, fd;
+
+	for (chan_wide = 0; chan_wide < 2; chan_wide++) {
+		struct grb_channel *chan = create(&disc);
+		struct grb_buf *b = grb_channel_buf(chan, 0);
+		struct wm_waiter w = { b, chan_wide ? chan : NULL, 1 };
+		pthread_t t;
+
+		CHECK_EQ(grb_reader_open(b), 0);
+		put(&disc, chan, 1);
+		CHECK_EQ(pthread_create(&t, NULL, wm_wait_main, &w), 0);
+		usleep(20000);
+		CHECK_EQ(grb_channel_finalize(chan), 0);
+		clock_gettime(CLOCK_REALTIME, &dl);
+		dl.tv_sec += 5;
+		CHECK_EQ(pthread_timedjoin_np(t, NULL, &dl), 0);
+		CHECK_EQ(w.ret, 0);
+		/* Met at once now, and armed as met. */
+		CHECK_EQ(grb_buf_wait(b, &wm, 0), 0);
+		CHECK_EQ(grb_channel_event_fd(chan, &fd), 0);
+		CHECK_EQ(grb_channel_arm(chan, &wm), 0);
+		CHECK_EQ(grb_reader_get_next(b), 0);
+		CHECK_EQ(grb_reader_put_next(b), 0);
+		CHECK_EQ(grb_buf_wait(b, &wm, GRB_WAIT_FOREVER), -ENODATA);
+		CHECK_EQ(grb_channel_wait(chan, &wm, GRB_WAIT_FOREVER),
+			 -ENODATA);
+		CHECK_EQ(grb_channel_arm(chan, &wm), -ENODATA);
+		grb_channel_destroy(chan);
+	}
+}
+
 /* grb_channel_event_fd() from two threads at once: "the same one on
  * every call", and no descriptor left open after destroy. */
 struct efd_race {
@@ -518,6 +572,7 @@ int main(void)
 	test_event_fd();
 	test_extremes();
 	test_event_fd_race();
+	test_finalize_short();
 	printf("test_wait: passed\n");
 	return 0;
 }
