@@ -13,6 +13,7 @@
 #include "grb/align.h"
 #include "grb/impl/journal.h"
 #include "grb/writer.h"
+#include "journal_internal.h"
 
 /* grb_reserve() finds a CPU's handle by a shift: keep the pad right. */
 _Static_assert(sizeof(struct grb_buf) == GRB_BUF_HANDLE_SIZE,
@@ -107,6 +108,10 @@ void grb__buf_bind(struct grb_buf *buf, void *mem,
 	buf->nr_jslots = d->nr_jslots;
 	buf->journal = d->nr_jslots ?
 		(struct grb_jslot *)(void *)(base + d->off_journal) : NULL;
+	/* Here, not at a thread's first claim, which may run in a signal
+	 * handler: what the journal needs set up once per process. */
+	if (buf->journal)
+		grb__journal_process_init();
 	buf->stuck_pos = UINT64_MAX;
 	/* Relaxed: a unique number is all it needs to be. */
 	buf->jkey = grb_fetch_add_relaxed(&grb__jkey_next, 1) + 1;

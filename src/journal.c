@@ -43,26 +43,37 @@ static void atfork_register(void)
 }
 
 /*
- * Read field 3 (state) and field 22 (start time) of /proc/PID/stat.
+ * Read up to cap - 1 bytes of a /proc file into buf, NUL-terminated.
  * Only open/read/close: async-signal-safe, as a claim from a signal
- * handler needs.  Return: 0, or -1 when the file cannot be read.
+ * handler needs.  Return: the length, or -1 (errno set: ENOENT or ESRCH
+ * when the process or thread is gone).
  */
-int grb__proc_stat(int pid, char *state, uint64_t *start)
+static ssize_t read_proc(const char *path, char *buf, size_t cap)
 {
-	char path[64], buf[512], *p;
-	unsigned int field;
 	ssize_t n;
-	int fd;
+	int fd, err;
 
-	snprintf(path, sizeof(path), "/proc/%d/stat", pid);
 	fd = open(path, O_RDONLY | O_CLOEXEC);
 	if (fd < 0)
 		return -1;
-	n = read(fd, buf, sizeof(buf) - 1);
+	n = read(fd, buf, cap - 1);
+	err = errno;
 	close(fd);
+	errno = err;
 	if (n <= 0)
 		return -1;
 	buf[n] = '\0';
+	return n;
+}
+
+/* Field 3 (state) and field 22 (start time) of a /proc stat file. */
+static int stat_file(const char *path, char *state, uint64_t *start)
+{
+	char buf[512], *p;
+	unsigned int field;
+
+	if (read_proc(path, buf, sizeof(buf)) < 0)
+		return -1;
 	/* The command name may hold anything, ')' included: the last one
 	 * ends it. */
 	p = strrchr(buf, ')');
@@ -80,13 +91,46 @@ int grb__proc_stat(int pid, char *state, uint64_t *start)
 	return 0;
 }
 
+int grb__proc_stat(int pid, char *state, uint64_t *start)
+{
+	char path[64];
+
+	snprintf(path, sizeof(path), "/proc/%d/stat", pid);
+	return stat_file(path, state, start);
+}
+
+/*
+ * Threads still running in process pid, from /proc/PID/status; -1 when
+ * it cannot be read.  A process whose first thread called pthread_exit()
+ * shows as a zombie while its other threads run: they are counted here
+ * (the zombie first thread too, so a process whose threads all exited
+ * shows 1).
+ */
+static int proc_threads(int pid)
+{
+	char path[64], buf[4096], *p;
+
+	snprintf(path, sizeof(path), "/proc/%d/status", pid);
+	if (read_proc(path, buf, sizeof(buf)) < 0)
+		return -1;
+	p = strstr(buf, "\nThreads:");
+	return p ? atoi(p + 9) : -1;
+}
+
+void grb__journal_process_init(void)
+{
+	/* A forked child must read its start again (after_fork_child()).
+	 * Not async-signal-safe (pthread_once() may wait for itself):
+	 * called when a journaled buffer is mapped, never on a write. */
+	pthread_once(&atfork_once, atfork_register);
+}
+
+/* Signal-safe: open/read/close, and relaxed atomics. */
 static uint64_t self_start_time(void)
 {
 	uint64_t start = grb_load_relaxed(&self_start);
 	char state;
 
-	/* A forked child must read its own again (after_fork_child()). */
-	pthread_once(&atfork_once, atfork_register);
 	if (start == 0 && grb__proc_stat(getpid(), &state, &start) == 0)
 		grb_store_relaxed(&self_start, start);
 	return start;
@@ -118,23 +162,37 @@ int grb__process_alive(int pid, uint64_t start)
 	 * Unreadable: assume alive, never recover under a live writer. */
 	if (grb__proc_stat(pid, &state, &now) != 0)
 		return 1;
-	if (state == 'Z' || state == 'X')
+	if (start != 0 && now != start)
 		return 0;
-	return start == 0 || now == start;
+	/* A zombie first thread with others still running is a live
+	 * process (unreadable: taken as live, as above). */
+	if (state == 'Z' || state == 'X')
+		return proc_threads(pid) != 1;
+	return 1;
 }
 
-/* Is the thread that owns a slot gone (its process, or itself)? */
+/*
+ * Is the thread that owns a slot gone (its process, or itself)?  In any
+ * process, this one or another: a thread's /proc task entry goes when it
+ * exits, but for the first thread's (tid == pid), which stays as a
+ * zombie while the others run.  An owner still claiming the slot
+ * (GRB_JOWNER_CLAIM) has not stored its start yet: the start there is
+ * the previous owner's, so its process is judged by its pid alone.
+ */
 static int owner_gone(uint64_t owner, uint64_t start)
 {
-	int pid = (int)(owner >> 32), tid = (int)(uint32_t)owner;
-	char path[64];
+	int pid = grb__jowner_pid(owner), tid = (int)(uint32_t)owner;
+	char path[64], state;
+	uint64_t t;
 
+	if (owner & GRB_JOWNER_CLAIM)
+		start = 0;
 	if (!grb__process_alive(pid, start))
 		return 1;
-	if (pid != getpid())
-		return 0;
-	snprintf(path, sizeof(path), "/proc/self/task/%d", tid);
-	return access(path, F_OK) != 0 && errno == ENOENT;
+	snprintf(path, sizeof(path), "/proc/%d/task/%d/stat", pid, tid);
+	if (stat_file(path, &state, &t) != 0)
+		return errno == ENOENT || errno == ESRCH;
+	return state == 'Z' || state == 'X';
 }
 
 /* Every entry free, or taken without a valid range (CLAIMING)? */
@@ -158,12 +216,18 @@ static struct grb_jslot *take_slot(struct grb_jslot *s, uint64_t expect,
 
 	/* A CAS, once per thread and buffer: two threads may want the
 	 * same free slot.  acq_rel: the entries' last stores by the old
-	 * owner (or the recoverer that freed them) come first. */
-	if (!grb_cas_acq_rel(&s->owner, &expect, me))
+	 * owner (or the recoverer that freed them) come first.  Marked as
+	 * claiming until our start is stored: until then the slot's start
+	 * is the old owner's, and a claimant in another process that judged
+	 * us by it would find us dead and take the slot from under us. */
+	if (!grb_cas_acq_rel(&s->owner, &expect, me | GRB_JOWNER_CLAIM))
 		return NULL;
 	for (i = 0; i < GRB_JOURNAL_ENTRIES; i++)
 		grb_store_relaxed(&s->e[i].word, grb__jword(GRB_J_NONE, 0));
+	GRB_HOOK(GRB_HOOK_JOURNAL_CLAIMED);
 	grb_store_relaxed(&s->start, self_start_time());
+	/* Release: the start and the cleared entries come with it. */
+	grb_store_release(&s->owner, me);
 	return s;
 }
 

@@ -56,8 +56,12 @@ struct alive_cache {
 
 static int alive(struct alive_cache *c, uint64_t owner, uint64_t start)
 {
-	int pid = (int)(owner >> 32), a;
+	int pid = grb__jowner_pid(owner), a;
 	unsigned int i;
+
+	/* Still claiming the slot: its start is the previous owner's. */
+	if (owner & GRB_JOWNER_CLAIM)
+		start = 0;
 
 	for (i = 0; i < c->n; i++)
 		if (c->e[i].pid == pid && c->e[i].start == start)

@@ -176,6 +176,11 @@ static inline void grb_ctx_align(const struct grb_config *cfg,
  * to the committing thread (any queue, lock or join does), and the
  * reserving thread must not exit before the commit: the commit updates
  * that thread's nesting count (an atomic add when committed elsewhere).
+ * A signal handler commits (or discards) only what it reserved itself,
+ * never a reservation of the code it interrupted: on the reserving
+ * thread the count is updated with a plain add, which may land inside the
+ * interrupted code's own update of it and be lost, leaving the thread a
+ * nesting level short for good.
  * Ordering: release: every write into the slot happens before the reader
  * can see the sub-buffer delivered.
  */

@@ -4,8 +4,9 @@
  * promise about recovery, one by one: its errors; a live writer's
  * sub-buffer left alone however long it takes, a dead one's recovered
  * once its deadline has run; GRB_JOURNAL_SLOTS writing threads at a time
- * and what the next one, a flush and a finalize get; and the cut of a
- * client without record_pad.  (test_recover.c kills writers at random;
+ * and what the next one, a flush and a finalize get; the cut of a client
+ * without record_pad; a live writer whose process's first thread exited,
+ * and the slots of exited threads claimed from another process.  (test_recover.c kills writers at random;
  * test_recover_contract.c and test_recover_pid.c hold the rest of the
  * contract.)
  */
@@ -16,6 +17,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/prctl.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -24,6 +26,7 @@
 #include "grb/reader.h"
 #include "grb/recover.h"
 #include "grb/shm.h"
+#include "grb/validate.h"
 #include "recover_rig.h"
 #include "tclient.h"
 
@@ -248,10 +251,142 @@ static void contract_no_pad(void)
 /* In a child of the test: wait until the test's check ends it, or the
  * test ends without it (a failed check exits at once). */
 
+/* The holder thread of a process whose first thread has exited. */
+static void *holder_main(void *arg)
+{
+	struct grb_basic_wctx wctx;
+
+	(void)arg;
+	if (grb_basic_reserve(slots_b, 16, &wctx) != 0)
+		_exit(2);
+	memset(wctx.data, 0xab, 16);
+	sh->ready = 1;
+	while (!sh->go)
+		usleep(1000);
+	grb_basic_commit(&wctx);
+	return NULL;
+}
+
+static char proc_state(pid_t pid)
+{
+	char path[64], buf[512], *p;
+	FILE *f;
+	size_t n;
+
+	snprintf(path, sizeof(path), "/proc/%d/stat", (int)pid);
+	f = fopen(path, "r");
+	CHECK(f != NULL);
+	n = fread(buf, 1, sizeof(buf) - 1, f);
+	fclose(f);
+	buf[n] = '\0';
+	p = strrchr(buf, ')');
+	CHECK(p != NULL);
+	return p[2];
+}
+
+/*
+ * Threads, not processes (grb/recover.h: "recovery never races with a
+ * live writer"; "the slot of a thread that exited is claimed again"):
+ *  - a process whose first thread called pthread_exit() shows as a
+ *    zombie in /proc while its other threads run: a reservation one of
+ *    them holds is left alone, and commits later;
+ *  - the slots of threads that exited in a process that lives on are
+ *    claimed again by another process's writer (they were not, and
+ *    after GRB_JOURNAL_SLOTS short-lived threads every other process got
+ *    -EBUSY).
+ */
+static void contract_threads(void)
+{
+	struct grb_recover_info info;
+	struct grb_basic_counts counts;
+	struct grb_channel *chan;
+	pthread_t t;
+	int status, ret;
+	unsigned int i;
+	pid_t pid, pid2;
+	char msg[256];
+
+	slots_b = recover_shared_basic(GRB_ALLOC_PER_CHANNEL);
+	chan = grb_basic_channel(slots_b);
+	CHECK_EQ(grb_reader_open(grb_channel_buf(chan, 0)), 0);
+	CHECK_EQ(grb_basic_write(slots_b, "before", 6), 0);
+	sh->ready = 0;
+	sh->go = 0;
+	pid = fork();
+	CHECK(pid >= 0);
+	if (pid == 0) {
+		prctl(PR_SET_PDEATHSIG, SIGKILL);
+		if (pthread_create(&t, NULL, holder_main, NULL) != 0)
+			_exit(3);
+		pthread_exit(NULL);
+	}
+	while (!sh->ready)
+		usleep(1000);
+	/* The case at hand: the first thread is a zombie. */
+	for (i = 0; i < 1000 && proc_state(pid) != 'Z'; i++)
+		usleep(1000);
+	CHECK_EQ(proc_state(pid), 'Z');
+	CHECK_EQ(grb_basic_write(slots_b, "after", 5), 0);
+	CHECK_EQ(grb_channel_flush(chan, GRB_FLUSH_ACTIVE), 0);
+	CHECK_EQ(grb_channel_recover(chan, 0, &info), 0);
+	CHECK_U64(info.waiting, 1);
+	CHECK_EQ(grb_reader_get_next(grb_channel_buf(chan, 0)), -EAGAIN);
+	sh->go = 1;
+	CHECK_EQ(waitpid(pid, &status, 0), pid);
+	CHECK(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+	CHECK_EQ(grb_channel_recover(chan, 0, &info), 0);
+	CHECK_U64(info.records, 0);
+	CHECK_EQ(grb_buf_validate(grb_channel_buf(chan, 0), msg, sizeof(msg)),
+		 0);
+	CHECK_EQ(grb_reader_get_next(grb_channel_buf(chan, 0)), 0);
+	CHECK_EQ(grb_reader_put_next(grb_channel_buf(chan, 0)), 0);
+	CHECK_EQ(grb_basic_get_counts(slots_b, 0, &counts), 0);
+	CHECK_U64(counts.dead, 0);
+	CHECK_U64(counts.written, 3);
+	grb_basic_destroy(slots_b);
+
+	/* GRB_JOURNAL_SLOTS threads, one after the other, each writing once
+	 * and exiting, in a process that then waits; then a writer in
+	 * another process. */
+	slots_b = recover_shared_basic(GRB_ALLOC_PER_CHANNEL);
+	CHECK_EQ(grb_reader_open(grb_channel_buf(grb_basic_channel(slots_b),
+						 0)), 0);
+	sh->ready = 0;
+	pid = fork();
+	CHECK(pid >= 0);
+	if (pid == 0) {
+		/* Gone with the test, should a check fail in it. */
+		prctl(PR_SET_PDEATHSIG, SIGKILL);
+		for (i = 0; i < GRB_JOURNAL_SLOTS; i++) {
+			ret = 1;
+			if (pthread_create(&t, NULL, one_write, &ret) != 0 ||
+			    pthread_join(t, NULL) != 0 || ret != 0)
+				_exit(4);
+		}
+		sh->ready = 1;
+		pause();
+		_exit(0);
+	}
+	while (!sh->ready)
+		usleep(1000);
+	pid2 = fork();
+	CHECK(pid2 >= 0);
+	if (pid2 == 0)
+		_exit(grb_basic_write(slots_b, "other", 5) == 0 ? 0 : 5);
+	CHECK_EQ(waitpid(pid2, &status, 0), pid2);
+	CHECK(WIFEXITED(status));
+	CHECK_EQ(WEXITSTATUS(status), 0);
+	kill(pid, SIGKILL);
+	CHECK_EQ(waitpid(pid, &status, 0), pid);
+	grb_basic_destroy(slots_b);
+	printf("contract: a zombie first thread, slots of exited threads\n");
+}
+
 int main(void)
 {
 	sh = recover_sync_map();
 	contract();
 	contract_no_pad();
+	contract_threads();
 	return 0;
 }

@@ -56,6 +56,9 @@ enum grb_hook_point {
 	GRB_HOOK_WAIT_CHECKED,
 	/* reader.c grb__live_prefix(): prefix checked, count not taken. */
 	GRB_HOOK_LIVE_CHECKED,
+	/* journal.c take_slot(): the slot's owner CASed and its entries
+	 * cleared, its start not stored yet. */
+	GRB_HOOK_JOURNAL_CLAIMED,
 	GRB_HOOK_COUNT
 };
 

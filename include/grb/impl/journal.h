@@ -77,8 +77,22 @@ struct grb_jentry {
 	grb_atomic_u64 ts;
 };
 
+/*
+ * Set in grb_jslot.owner while its new owner claims it (src/journal.c):
+ * its start is not stored yet.  A pid fits in 22 bits, so a real owner
+ * word never has it.
+ */
+#define GRB_JOWNER_CLAIM (UINT64_C(1) << 63)
+
+/* The pid in an owner word, without GRB_JOWNER_CLAIM. */
+static inline int grb__jowner_pid(uint64_t owner)
+{
+	return (int)((owner & ~GRB_JOWNER_CLAIM) >> 32);
+}
+
 struct grb_jslot {
-	/* pid << 32 | tid of the owning thread; 0 when free. */
+	/* pid << 32 | tid of the owning thread (GRB_JOWNER_CLAIM while it
+	 * claims the slot); 0 when free. */
 	grb_atomic_u64 owner;
 	/* Its process's start time (clock ticks since boot, /proc), told
 	 * apart from a later process with the same pid; 0 not known yet. */
