@@ -5,14 +5,17 @@
  * socket, then written by several threads.
  *
  *   shm_producer SOCKET THREADS RECORDS [discard|overwrite] [--hold MS]
- *                [--kill | --kill-reserved]
+ *                [--kill | --kill-reserved] [--reserve-hold MS]
  *
  * Prints "written N" (records the writers committed), then destroys the
  * channel, which finalizes it; the consumer drains what is left.  --hold
  * keeps the connection open MS milliseconds after writing;
  * --kill ends the process with SIGKILL instead of exiting;
  * --kill-reserved does so while it holds a reservation it never commits,
- * which the consumer recovers from (grb/recover.h).
+ * which the consumer recovers from (grb/recover.h); --reserve-hold
+ * reserves one more record after "written", prints "reserved", and
+ * commits it MS milliseconds later (a live writer the consumer must wait
+ * for).
  */
 #define _DEFAULT_SOURCE      /* usleep() */
 #include <pthread.h>
@@ -55,14 +58,14 @@ int main(int argc, char **argv)
 	struct sockaddr_un sa;
 	pthread_t tid[64];
 	unsigned long threads, i;
-	long hold = 0;
+	long hold = 0, reserve_hold = 0;
 	struct grb_basic_wctx w;
 	int sock, kill_self = 0, ret;
 
 	if (argc < 4) {
 		fprintf(stderr, "usage: %s SOCKET THREADS RECORDS "
 			"[discard|overwrite] [--hold MS] [--kill | "
-			"--kill-reserved]\n", argv[0]);
+			"--kill-reserved] [--reserve-hold MS]\n", argv[0]);
 		return 2;
 	}
 	threads = strtoul(argv[2], NULL, 10);
@@ -76,6 +79,9 @@ int main(int argc, char **argv)
 			kill_self = 2;
 		else if (!strcmp(argv[i], "--hold") && i + 1 < (unsigned long)argc)
 			hold = strtol(argv[++i], NULL, 10);
+		else if (!strcmp(argv[i], "--reserve-hold") &&
+			 i + 1 < (unsigned long)argc)
+			reserve_hold = strtol(argv[++i], NULL, 10);
 	}
 	if (threads == 0 || threads > 64)
 		return 2;
@@ -105,6 +111,13 @@ int main(int argc, char **argv)
 	fflush(stdout);
 	if (hold)
 		usleep((useconds_t)hold * 1000);
+	if (reserve_hold && grb_basic_reserve(b, 24, &w) == 0) {
+		memset(w.data, 'r', 24);
+		printf("reserved\n");
+		fflush(stdout);
+		usleep((useconds_t)reserve_hold * 1000);
+		grb_basic_commit(&w);
+	}
 	/* Die between reserve and commit: the record is never written, its
 	 * sub-buffer never completed but by the consumer's recovery. */
 	if (kill_self == 2 && grb_basic_reserve(b, 24, &w) == 0)

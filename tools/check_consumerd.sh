@@ -10,7 +10,10 @@
 #     the dead record is not in the output;
 #  3. two producers at once, and the consumer stopped by SIGTERM while
 #     the second still holds its connection;
-#  4. stream files that cannot be written: exit status 1 and the error.
+#  4. stream files that cannot be written: exit status 1 and the error;
+#  6. a live producer's held reservation at SIGTERM: exit status 3;
+#  7. a connection that sends nothing: refused after 2 s, not blocking;
+#  8. 66 producers one after the other (64 at a time at most).
 # Each time the consumer must exit 0 and print a summary per channel, and
 # grb-read of the stream files must print exactly the records the producer
 # says it wrote, none twice; the summary's count must agree.
@@ -119,6 +122,64 @@ cpid=
 grep -q "writing: File too large" "$work/c.err" ||
   fail "no write error reported: $(cat "$work/c.err")"
 "$consumerd" --help | grep -q "^SYNOPSIS" || fail "--help"
+
+# 6. A live producer holding a reservation when SIGTERM comes: its
+#    sub-buffer cannot be drained: exit status 3 and a message saying so.
+out=$work/out-held sock=$work/sock-held
+"$consumerd" -q -t 20 -r 0 -l "$sock" "$out" >"$work/c.txt" 2>"$work/c.err" &
+cpid=$!
+wait_socket "$sock"
+"$producer" "$sock" 2 2000 discard --reserve-hold 4000 >"$work/p.txt" 2>&1 &
+ppid=$!
+for _ in $(seq 200); do grep -q reserved "$work/p.txt" && break; sleep 0.05; done
+grep -q reserved "$work/p.txt" || fail "the producer did not reserve"
+kill -TERM "$cpid"
+rc=0
+wait "$cpid" || rc=$?
+cpid=
+[ "$rc" -eq 3 ] ||
+  fail "a sub-buffer left to a live writer must exit 3 (status $rc): $(cat "$work/c.err")"
+grep -q "sub-buffers left to writers still alive" "$work/c.err" ||
+  fail "no message for the sub-buffer left: $(cat "$work/c.err")"
+wait "$ppid" || fail "the holding producer failed"
+
+# 7. A connection that sends nothing is refused after 2 s: it holds
+#    neither the producers behind it nor SIGTERM (status 1: a refusal).
+out=$work/out-idle sock=$work/sock-idle
+"$consumerd" -q -t 20 -l "$sock" "$out" >"$work/c.txt" 2>"$work/c.err" &
+cpid=$!
+wait_socket "$sock"
+python3 -c 'import socket, sys, time
+s = socket.socket(socket.AF_UNIX); s.connect(sys.argv[1]); time.sleep(10)' "$sock" &
+idle=$!
+sleep 0.3
+"$producer" "$sock" 2 2000 discard >"$work/p.txt" 2>&1 || fail "producer failed"
+written=$(sed -n 's/^written \([0-9]*\)$/\1/p' "$work/p.txt")
+for _ in $(seq 100); do grep -q "^channel chan0:" "$work/c.txt" && break; sleep 0.05; done
+kill -TERM "$cpid"
+for _ in $(seq 100); do kill -0 "$cpid" 2>/dev/null || break; sleep 0.05; done
+kill -0 "$cpid" 2>/dev/null && fail "SIGTERM did not stop the consumer within 5 s"
+rc=0
+wait "$cpid" || rc=$?
+cpid=
+kill "$idle" 2>/dev/null || true
+[ "$rc" -eq 1 ] || fail "an idle connection is a refusal: status 1 (status $rc)"
+[ "$(summary_read "$work/c.txt" chan0)" = "$written" ] ||
+  fail "idle peer: the summary says '$(cat "$work/c.txt")', the producer wrote $written"
+
+# 8. More producers in all than the 64 at a time: each drained channel
+#    gives its place to the next.
+out=$work/out-many sock=$work/sock-many
+"$consumerd" -q -n 66 -t 20 -l "$sock" "$out" >"$work/c.txt" 2>"$work/c.err" &
+cpid=$!
+wait_socket "$sock"
+for k in $(seq 66); do
+  "$producer" "$sock" 1 10 discard >"$work/p.txt" 2>&1 || fail "producer $k failed"
+done
+wait "$cpid" || fail "66 producers, one after the other: $(cat "$work/c.err")"
+cpid=
+[ "$(grep -c "^channel chan" "$work/c.txt")" -eq 66 ] ||
+  fail "66 producers: $(grep -c "^channel chan" "$work/c.txt") summaries"
 
 # 5. Bad input.  bad_input WHAT PATTERN ARG...: the consumer must exit
 #    non-zero (not by a signal, nor hang) with PATTERN on stderr.

@@ -37,7 +37,11 @@ static const char usage[] =
 "\n"
 "    Run it when no consumer reads these files any more: it takes the\n"
 "    reader role whoever had it.  Records of a writer still alive in\n"
-"    an open sub-buffer are left there (reported as waiting).\n"
+"    an open sub-buffer are left there (reported as waiting), and so\n"
+"    is every later sub-buffer of that buffer, delivered or not: a\n"
+"    buffer is read in order, so its stream stops before the first\n"
+"    sub-buffer a live writer holds.  Run it again once that writer\n"
+"    has committed or died.\n"
 "\n"
 "    OUTDIR is made if missing; a file already in it is never\n"
 "    overwritten (the run fails before reading anything, and leaves\n"
@@ -126,7 +130,8 @@ int main(int argc, char **argv)
 		       (unsigned long long)r.bytes, o.outdir);
 	if (r.waiting || r.damaged) {
 		fprintf(stderr, "grb-crash: %s: the trace is incomplete: %llu "
-			"sub-buffers left to writers still alive, %llu packets "
+			"sub-buffers left to writers still alive (with every "
+			"later one of their buffers), %llu packets "
 			"damaged\n", o.name, (unsigned long long)r.waiting,
 			(unsigned long long)r.damaged);
 		return 3;

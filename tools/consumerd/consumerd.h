@@ -40,6 +40,9 @@ struct chan_state {
 	off_t meta_size;
 	uint64_t bytes;
 	int err;                        /* the consumer thread's first error */
+	/* Sub-buffers left undrained at the end: live writers hold them
+	 * (and the reader takes sub-buffers in order, so all after them). */
+	uint64_t left;
 	_Atomic uint64_t bytes_shown;
 	_Atomic int gone;               /* producer gone, or a signal */
 	_Atomic int finished;           /* the thread is done */

@@ -203,6 +203,8 @@ static void settle(struct chan_state *cs)
 
 	for (;;) {
 		ret = grb_channel_recover(cs->chan, 0, &info);
+		/* What live writers still hold when we give up. */
+		cs->left = ret == 0 ? info.waiting : 0;
 		if (ret < 0 || (ret == 0 && info.waiting == 0))
 			return;
 		if (ret == 0 && cd_now_ns() >= end)

@@ -23,6 +23,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
+#include <sys/time.h>
 #include <sys/stat.h>
 #include <sys/un.h>
 #include <unistd.h>
@@ -82,7 +83,10 @@ static const char usage[] =
 "                         that is not a socket is an error).  Each\n"
 "                         connection sends one channel with\n"
 "                         grb_channel_send() and keeps the connection\n"
-"                         open while it writes.\n"
+"                         open while it writes; one that sends no\n"
+"                         channel within 2 seconds is refused.  At most\n"
+"                         64 producers at a time (a channel drained\n"
+"                         gives its place to the next).\n"
 "    -a, --attach DIR/NAME attach to the files of the channel NAME that\n"
 "                         a producer created under DIR; ends when the\n"
 "                         producer finalizes it, or on a signal.\n"
@@ -106,7 +110,10 @@ static const char usage[] =
 "\n"
 "EXIT STATUS\n"
 "    0 when every channel was drained; 1 on an error (printed), a bad\n"
-"    command line, or a producer's channel that was refused.\n";
+"    command line, or a producer's channel that was refused; 3 when a\n"
+"    channel ended with sub-buffers that writers still alive hold (they\n"
+"    and the sub-buffers after them were not drained; a message on\n"
+"    stderr says how many).\n";
 
 
 static struct chan_state *chans[MAX_CHANS];
@@ -216,12 +223,16 @@ static int start_channel(struct grb_channel *chan, const char *name,
 {
 	struct chan_state *cs;
 	unsigned int i, n = grb_channel_nr_bufs(chan), opened = 0, files = 0;
+	unsigned int slot;
 	char path[4200];
 	int ret;
 
-	if (nchans == MAX_CHANS) {
-		fprintf(stderr, "grb-consumerd: more than %d channels\n",
-			MAX_CHANS);
+	/* A place: a new one, or that of a channel already finished. */
+	for (slot = 0; slot < nchans && !chans[slot]->joined; slot++)
+		;
+	if (slot == MAX_CHANS) {
+		fprintf(stderr, "grb-consumerd: more than %d channels at "
+			"once\n", MAX_CHANS);
 		return -ENOSPC;
 	}
 	cs = (struct chan_state *)calloc(1, sizeof(*cs));
@@ -281,7 +292,14 @@ static int start_channel(struct grb_channel *chan, const char *name,
 		ret = -ret;
 		goto fail;
 	}
-	chans[nchans++] = cs;
+	if (slot < nchans) {
+		free(chans[slot]->out);
+		free(chans[slot]->st);
+		free(chans[slot]);
+	} else {
+		nchans++;
+	}
+	chans[slot] = cs;
 	return 0;
 fail:
 	fprintf(stderr, "grb-consumerd: %s: %s\n", name, grb_strerror(ret));
@@ -316,8 +334,28 @@ static int finish_channel(struct chan_state *cs)
 	for (i = 0; i < grb_channel_nr_bufs(cs->chan); i++)
 		grb_reader_release(grb_channel_buf(cs->chan, i));
 	grb_channel_destroy(cs->chan);
-	return cs->err;
+	if (cs->err)
+		return 1;
+	if (cs->left) {
+		fprintf(stderr, "grb-consumerd: channel %s: %llu sub-buffers "
+			"left to writers still alive, and what follows them\n",
+			cs->name, (unsigned long long)cs->left);
+		return 3;
+	}
+	return 0;
 }
+
+/* The exit status so far, and a channel's: an error (1) wins over
+ * sub-buffers left to live writers (3). */
+static int worse(int status, int ret)
+{
+	if (status == 1 || ret == 0)
+		return status;
+	return ret == 1 || status == 0 ? ret : status;
+}
+
+/* How long a new connection has to send its channel. */
+static const struct timeval recv_limit = { 2, 0 };
 
 /* Return: 1 a producer's channel was refused (reported), else 0. */
 static int accept_producer(int lsock, unsigned int *seen)
@@ -330,6 +368,10 @@ static int accept_producer(int lsock, unsigned int *seen)
 	conn = accept4(lsock, NULL, NULL, SOCK_CLOEXEC);
 	if (conn < 0)
 		return 0;
+	/* A peer that connects and sends nothing must not hold this thread
+	 * (nor a signal's stop) for longer than that. */
+	(void)setsockopt(conn, SOL_SOCKET, SO_RCVTIMEO, &recv_limit,
+			 sizeof(recv_limit));
 	ret = grb_channel_recv_fds(conn, &fds, &nr);
 	if (!ret) {
 		ret = attach_basic(fds, nr, &chan);
@@ -601,8 +643,7 @@ int main(int argc, char **argv)
 			if (atomic_load(&cs->finished)) {
 				if (!quiet && isatty(STDERR_FILENO))
 					fputc('\n', stderr);
-				if (finish_channel(cs))
-					status = 1;
+				status = worse(status, finish_channel(cs));
 				gone++;
 			}
 		}
@@ -617,8 +658,7 @@ int main(int argc, char **argv)
 		if (chans[i]->joined)
 			continue;
 		atomic_store(&chans[i]->gone, 1);
-		if (finish_channel(chans[i]))
-			status = 1;
+		status = worse(status, finish_channel(chans[i]));
 	}
 	if (lsock >= 0) {
 		close(lsock);
