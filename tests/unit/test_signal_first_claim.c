@@ -36,8 +36,23 @@ static int handler_ret = 1;
 int __register_atfork(void (*prepare)(void), void (*parent)(void),
 		      void (*child)(void), void *dso);
 
-int __register_atfork(void (*prepare)(void), void (*parent)(void),
-		      void (*child)(void), void *dso)
+/*
+ * TSan's own start-up registers its fork handlers through here before its
+ * run time is ready: the interposer must not be instrumented.
+ */
+#if defined(__SANITIZE_THREAD__)
+#define NO_TSAN __attribute__((no_sanitize_thread))
+#elif defined(__has_feature)
+#if __has_feature(thread_sanitizer)
+#define NO_TSAN __attribute__((no_sanitize("thread")))
+#endif
+#endif
+#ifndef NO_TSAN
+#define NO_TSAN
+#endif
+
+NO_TSAN int __register_atfork(void (*prepare)(void), void (*parent)(void),
+			      void (*child)(void), void *dso)
 {
 	static int (*real)(void (*)(void), void (*)(void), void (*)(void),
 			   void *);
