@@ -472,7 +472,7 @@ struct grb_channel *grb_buf_channel(const struct grb_buf *buf)
 int grb_buf_get_stats(const struct grb_buf *buf, struct grb_buf_stats *st)
 {
 	const struct grb_buf_shm *shm;
-	uint64_t i, pending = 0, delivered, cc_sb, counted;
+	uint64_t i, pending = 0, delivered = 0, cc_sb, counted, total;
 
 	if (!buf || !st)
 		return -EINVAL;
@@ -482,29 +482,34 @@ int grb_buf_get_stats(const struct grb_buf *buf, struct grb_buf_stats *st)
 	 * own, and the set is a snapshot only when the buffer is quiescent
 	 * and the caller has synchronised with the threads that stopped (a
 	 * join or a lock), which makes their last stores visible on any
-	 * architecture.  While writers run, a delivery between the load of
-	 * records_delivered and that of its slot's cc_sb leaves its records
-	 * out of `written` (grb/channel.h says so), never in it twice.
-	 * Acquire: pairs with grb__deliver()'s add, so a delivery whose
-	 * records are in this total has its `counted` mark seen below.
-	 */
-	delivered = grb_load_acquire(&shm->records_delivered);
-	/*
-	 * Records committed in laps not delivered yet: the record half of
-	 * the counter's growth since the last delivery (see layout.h).
-	 * cc_sb is read first, with acquire: it pairs with the release
-	 * store in grb__deliver(), so cc (read after) is never behind it
-	 * and the difference never goes negative, on ARM or POWER too.  A
-	 * lap counted in `delivered` whose cc_sb is not stored yet (its
-	 * mark set, not delivered) is in that difference too: it is left
-	 * out there.  Until it is delivered no writer enters the slot, so
-	 * the difference is that lap's alone.
+	 * architecture.
+	 *
+	 * written, slot by slot: the records of its delivered laps, plus
+	 * the record half of its commit counter's growth since the last
+	 * delivery (see layout.h).  A lap in transit (marked counted, cc_sb
+	 * not stored yet) is in that growth, so it goes with the total
+	 * before it, dbase.  The words are read mark, cc_sb, total, then
+	 * the mark and cc_sb again, all with acquire against
+	 * grb__deliver()'s releases (dbase, mark, dtotal, cc_sb in that
+	 * order): if neither changed, the total read belongs to the lap
+	 * they name, and no delivery is counted twice or left out.  A slot
+	 * delivered meanwhile is read again: the deliverer is one thread
+	 * per slot, one store of each word per lap.  cc (read after cc_sb)
+	 * is never behind it, so the growth never goes negative.
 	 */
 	for (i = 0; i < buf->buf_size >> buf->subbuf_order; i++) {
-		counted = grb_load_relaxed(&buf->cold[i].counted);
-		cc_sb = grb_load_acquire(&buf->cold[i].cc_sb);
-		if (counted && !grb__delivered(buf, cc_sb, counted - 1))
-			continue;
+		for (;;) {
+			counted = grb_load_acquire(&buf->cold[i].counted);
+			cc_sb = grb_load_acquire(&buf->cold[i].cc_sb);
+			if (counted && !grb__delivered(buf, cc_sb, counted - 1))
+				total = grb_load_acquire(&buf->hot[i].dbase);
+			else
+				total = grb_load_acquire(&buf->hot[i].dtotal);
+			if (grb_load_acquire(&buf->cold[i].counted) == counted &&
+			    grb_load_acquire(&buf->cold[i].cc_sb) == cc_sb)
+				break;
+		}
+		delivered += total;
 		pending += (grb__cc_load(buf, i) - cc_sb) >> 32;
 	}
 	st->written = delivered + pending;

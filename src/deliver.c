@@ -76,19 +76,27 @@ void grb__deliver(const struct grb_config *cfg, struct grb_buf *buf,
 	/*
 	 * Statistics (grb_buf_get_stats()); the release of cc_sb below
 	 * orders them before anyone who sees this lap delivered.  Once per
-	 * lap: a recoverer may run this again after a writer died in it
-	 * (src/recover.c).  Only this lap's deliverer, or a recoverer after
-	 * its death, touches `counted`.  The mark first, then the total
-	 * with release: until cc_sb is stored, this lap's records are both
-	 * in records_delivered and in the commit counter's growth, and a
-	 * grb_buf_get_stats() that sees the total (acquire) sees the mark,
-	 * and so counts them once.
+	 * lap: a recoverer may run this again after a writer died anywhere
+	 * in it (src/recover.c), so every step can be redone.  Only this
+	 * lap's deliverer, or a recoverer after its death, writes these
+	 * words.  The slot's total before the lap (dbase), then the mark,
+	 * then the total with the lap (dtotal): a redo before the mark
+	 * takes the same base again, one after it stores the same total.
+	 * (One add to a buffer-wide total could not be redone: a writer
+	 * killed between the mark and the add left the lap out of
+	 * `written` for good.)  Releases: a grb_buf_get_stats() that sees
+	 * the mark sees the base, and one that sees the total sees the
+	 * mark.
 	 */
 	if (grb_load_relaxed(&cold->counted) != sb_pos + 1) {
-		grb_store_relaxed(&cold->counted, sb_pos + 1);
-		grb_fetch_add_acq_rel(&shm->records_delivered, records);
+		grb_store_release(&buf->hot[slot].dbase,
+				  grb_load_relaxed(&buf->hot[slot].dtotal));
+		grb_store_release(&cold->counted, sb_pos + 1);
 		grb_fetch_add_relaxed(&shm->subbufs_delivered, 1);
 	}
+	GRB_HOOK(GRB_HOOK_DELIVER_COUNTED);
+	grb_store_release(&buf->hot[slot].dtotal,
+			  grb_load_relaxed(&buf->hot[slot].dbase) + records);
 	/* Pairs with the acquire in grb__push_reader(). */
 	grb_store_release(&cold->records_lap, records);
 	/* Let the reader swap the sub-buffer out (overwrite mode). */

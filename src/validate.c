@@ -101,7 +101,7 @@ int grb_buf_validate(const struct grb_buf *buf, char *msg, size_t cap)
 {
 	const struct grb_buf_shm *shm;
 	uint64_t offset, consumed, produced, i, cc, cc_sb, exp, q, partial;
-	uint64_t unread = 0, records_total = 0;
+	uint64_t unread = 0, records_total = 0, dsum = 0;
 	struct grb_buf_stats st;
 
 	if (!buf)
@@ -141,6 +141,7 @@ int grb_buf_validate(const struct grb_buf *buf, char *msg, size_t cap)
 				      "slot %llu: delivered state does not match its commits",
 				      (unsigned long long)i);
 		records_total += (cc - exp) >> 32;
+		dsum += grb_load_relaxed(&buf->hot[i].dtotal);
 	}
 	for (q = consumed; q < produced; q += buf->subbuf_size)
 		unread += grb_load_relaxed(&buf->cold[grb__slot(buf, q)].records_lap);
@@ -152,7 +153,7 @@ int grb_buf_validate(const struct grb_buf *buf, char *msg, size_t cap)
 	/* Records of a sub-buffer held through get_next in discard mode are
 	 * unread until put_next; in overwrite mode they count as read. */
 	if (st.written != st.read + st.overwritten + unread +
-	    ((st.written - grb_load_relaxed(&shm->records_delivered))))
+	    (st.written - dsum))
 		return broken(msg, cap,
 			      "written %llu != read %llu + overwritten %llu + unread %llu",
 			      (unsigned long long)st.written,

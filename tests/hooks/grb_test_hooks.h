@@ -59,6 +59,9 @@ enum grb_hook_point {
 	/* journal.c take_slot(): the slot's owner CASed and its entries
 	 * cleared, its start not stored yet. */
 	GRB_HOOK_JOURNAL_CLAIMED,
+	/* deliver.c grb__deliver(): the lap marked counted, the slot's
+	 * delivered total not stored yet. */
+	GRB_HOOK_DELIVER_COUNTED,
 	GRB_HOOK_COUNT
 };
 

@@ -484,7 +484,7 @@ static void test_validate_each(void)
 		corrupt(b, &b->cold[2].cc_sb, SB);
 		/* Accounting: a record read or delivered that was not. */
 		corrupt(b, &b->shm->records_read, 1);
-		corrupt(b, &b->shm->records_delivered, 1);
+		corrupt(b, &b->hot[1].dtotal, 1);
 		if (ow) {
 			/* Ids: not a permutation, NOREF, a lap. */
 			id = atomic_load((_Atomic uint64_t *)&b->ids[0]);

@@ -397,18 +397,18 @@ static void test_struct_layout(void)
 	CHECK_EQ(offsetof(struct grb_buf_shm, consumed) % GRB_CACHELINE, 0);
 	CHECK_EQ(offsetof(struct grb_buf_shm, active_readers) %
 		 GRB_CACHELINE, 0);
-	CHECK_EQ(offsetof(struct grb_buf_shm, records_delivered) %
+	CHECK_EQ(offsetof(struct grb_buf_shm, records_overwritten) %
 		 GRB_CACHELINE, 0);
 	CHECK(offsetof(struct grb_buf_shm, offset) <
 	      offsetof(struct grb_buf_shm, consumed));
 	CHECK(offsetof(struct grb_buf_shm, consumed) <
 	      offsetof(struct grb_buf_shm, active_readers));
 	CHECK(offsetof(struct grb_buf_shm, active_readers) <
-	      offsetof(struct grb_buf_shm, records_delivered));
+	      offsetof(struct grb_buf_shm, records_overwritten));
 	/* The wake line every commit reads is apart from the counters that
 	 * slow paths write. */
 	CHECK_EQ(offsetof(struct grb_buf_shm, waiting) % GRB_CACHELINE, 0);
-	CHECK(offsetof(struct grb_buf_shm, records_delivered) <
+	CHECK(offsetof(struct grb_buf_shm, records_overwritten) <
 	      offsetof(struct grb_buf_shm, waiting));
 	CHECK_U64(GRB_BLOCKED_DISABLED & GRB_BLOCKED_FINALIZED, 0);
 	/* The fast path finds the current CPU's handle by a shift, and

@@ -48,7 +48,7 @@ extern "C" {
 
 /* "grbBUF01" in little-endian byte order, first word of every buffer. */
 #define GRB_SHM_MAGIC   UINT64_C(0x3130465542627267)
-#define GRB_SHM_VERSION 7u
+#define GRB_SHM_VERSION 8u
 
 /* Bytes of grb_buf_shm.client, the NUL included (grb/shm.h). */
 #define GRB_SHM_CLIENT_BYTES 32
@@ -138,7 +138,15 @@ struct grb_commit_hot {
 	 * buffer's CPU, by a plain add in a critical section.  The slot's
 	 * commit count is cc + cc_local (docs/design.md section 25.1). */
 	grb_atomic_u64 cc_local;
-	char pad[GRB_CACHELINE - 2 * sizeof(grb_atomic_u64)];
+	/* Records of the slot's delivered laps (written == their sum over
+	 * the slots + what is committed and not delivered), and that total
+	 * before the lap `counted` names.  Written only by that lap's
+	 * deliverer, or a recoverer redoing its delivery: each store is
+	 * idempotent, so a deliverer killed anywhere in it is redone exactly
+	 * (src/deliver.c). */
+	grb_atomic_u64 dtotal;
+	grb_atomic_u64 dbase;
+	char pad[GRB_CACHELINE - 4 * sizeof(grb_atomic_u64)];
 };
 
 struct grb_commit_cold {
@@ -154,12 +162,11 @@ struct grb_commit_cold {
 	 * overwritten when it opened (src/switch.c grb__begin_new()). */
 	grb_atomic_u64 ts_begin;
 	grb_atomic_u64 lost_open;
-	/* 1 + the position of the last lap whose delivery added its counts
-	 * (records_delivered, subbufs_delivered): a recoverer finishing the
-	 * delivery of a writer that died in it does not add them twice.  Set
-	 * just before the add, so that grb_buf_get_stats() counts a lap in
-	 * transit once (a writer killed between the two leaves that lap out
-	 * of the totals). */
+	/* 1 + the position of the last lap whose delivery marked it
+	 * counted: stored after the slot's dbase, before its dtotal (hot
+	 * line) and the add to subbufs_delivered, which a recoverer
+	 * finishing the delivery of a writer that died in it does not make
+	 * twice (src/deliver.c). */
 	grb_atomic_u64 counted;
 	/* Per-CPU (rseq) buffers: 1 + the position of the last lap whose
 	 * delivery a commit claimed (docs/design.md section 25.4). */
@@ -210,8 +217,7 @@ struct grb_buf_shm {
 	grb_atomic_u64 records_read;    /* written by the reader only */
 
 	/* Counters, written on slow paths only. */
-	GRB_ALIGNAS(GRB_CACHELINE) grb_atomic_u64 records_delivered;
-	grb_atomic_u64 records_overwritten;
+	GRB_ALIGNAS(GRB_CACHELINE) grb_atomic_u64 records_overwritten;
 	grb_atomic_u64 lost_full;
 	grb_atomic_u64 lost_wrap;
 	grb_atomic_u64 lost_big;
