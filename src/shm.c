@@ -33,10 +33,10 @@ static int client_ok(const char *client)
 	return n >= 1 && n <= GRB_SHM_CLIENT_MAX;
 }
 
+/* Any length: a path that does not fit is -ENAMETOOLONG (file_path()). */
 static int name_ok(const char *name)
 {
-	return name && name[0] && !strchr(name, '/') &&
-		strlen(name) < sizeof(((struct grb_channel *)0)->name);
+	return name && name[0] && !strchr(name, '/');
 }
 
 /* -errno of the last failed call, never 0. */
@@ -62,8 +62,11 @@ static int open_buf_file(const char *path)
 {
 	int fd = open(path, O_RDWR | O_CLOEXEC | O_NOFOLLOW);
 
+	/* A directory, a socket (ENXIO) or a device without a driver
+	 * (ENXIO, ENODEV) is not a grb buffer either. */
 	if (fd < 0)
-		return errno == EISDIR ? -EBADMSG : neg_errno();
+		return errno == EISDIR || errno == ENXIO || errno == ENODEV ?
+			-EBADMSG : neg_errno();
 	return fd;
 }
 
@@ -129,10 +132,19 @@ static void remove_files(const char *dir, const char *name, unsigned int n)
 			unlink(path);
 }
 
+/* chan->shm_dir holds "DIR/NAME": the whole name, which chan->name
+ * (64 bytes, for diagnostics) may cut short. */
 void grb__shm_remove(const struct grb_channel *chan)
 {
-	if (chan->shared == GRB_CHAN_OWNER && chan->shm_dir)
-		remove_files(chan->shm_dir, chan->name, chan->nr_bufs);
+	char path[4096];
+	unsigned int i;
+
+	if (chan->shared != GRB_CHAN_OWNER || !chan->shm_dir)
+		return;
+	for (i = 0; i < chan->nr_bufs; i++)
+		if ((size_t)snprintf(path, sizeof(path), "%s.%u", chan->shm_dir,
+				     i) < sizeof(path))
+			unlink(path);
 }
 
 int grb_channel_create_shared(const struct grb_config *cfg,
@@ -183,7 +195,12 @@ int grb_channel_create_shared(const struct grb_config *cfg,
 			GRB_SHM_CLIENT_BYTES - 1);
 	chan->gid = sattr->gid;
 	if (sattr->dir) {
-		chan->shm_dir = strdup(sattr->dir);
+		size_t n = strlen(sattr->dir) + strlen(attr->name) + 2;
+
+		chan->shm_dir = (char *)malloc(n);
+		if (chan->shm_dir)
+			snprintf(chan->shm_dir, n, "%s/%s", sattr->dir,
+				 attr->name);
 		if (!chan->shm_dir) {
 			remove_files(sattr->dir, attr->name, nr);
 			grb_channel_destroy(chan);

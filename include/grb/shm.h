@@ -105,11 +105,13 @@ struct grb_shm_attr {
  * Return: 0, or what grb_channel_create() returns, or
  *  -EINVAL  @cfg without GRB_CONFIG_SHARED in its flags (grb/config.h),
  *           @sattr NULL, client missing or longer than GRB_SHM_CLIENT_MAX,
- *           a directory without a channel name or with a '/' in it, or
+ *           a directory without a channel name or with a '/' in it (a name
+ *           of any length, only the path must fit: -ENAMETOOLONG), or
  *           more than GRB_SHM_MAX_BUFS buffers;
  *  -EEXIST  a buffer file is already there (nothing is overwritten);
  *  -ENAMETOOLONG a path DIR/NAME.i of 4096 bytes or more (it would
- *           otherwise be cut short, and name another file);
+ *           otherwise be cut short, and name another file), or a NAME.i
+ *           longer than the file system takes (255 bytes on most);
  *  -EACCES, -ENOENT, -ENOSPC, -EMFILE...  from creating, sizing or
  *           allocating a file or memfd, or setting its group.
  * On error nothing is left allocated and no file is left behind.
@@ -165,10 +167,11 @@ GRB_API int grb_channel_attach(const struct grb_config *cfg, const char *client,
  * Return: as grb_channel_attach(); -ENOENT when DIR/NAME.0 is missing,
  * -EACCES when a file may not be opened for reading and writing (another
  * user's, without the group), -EBADMSG when one is not a grb buffer (a
- * directory, an empty file...), -ELOOP when one is a symbolic link (not
- * followed), -ENAMETOOLONG for a path DIR/NAME.i of 4096 bytes or more,
- * -EMFILE or -ENFILE when no descriptor is left, -EINVAL for a NULL or
- * '/' in @name.
+ * directory, a socket, an empty file...), -ELOOP when one is a symbolic
+ * link (not followed), -ENAMETOOLONG for a path DIR/NAME.i of 4096 bytes
+ * or more or a NAME.i longer than the file system takes, -EMFILE or
+ * -ENFILE when no descriptor is left, -EINVAL for a NULL or '/' in @name
+ * (a name of any length otherwise).
  */
 GRB_API int grb_channel_attach_dir(const struct grb_config *cfg,
 				   const char *client, const char *dir,

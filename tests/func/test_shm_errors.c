@@ -591,6 +591,22 @@ static void test_paths(void)
 	CHECK_EQ(grb_channel_attach_dir(pch, CLIENT, dir, "link",
 					GRB_ATTACH_READER, &att), -ELOOP);
 	CHECK_EQ(unlink(path), 0);
+	/* A socket in the buffer file's place (open() says ENXIO). */
+	{
+		struct sockaddr_un sun = { .sun_family = AF_UNIX };
+		int s = socket(AF_UNIX, SOCK_STREAM, 0);
+
+		CHECK(s >= 0);
+		CHECK((size_t)snprintf(sun.sun_path, sizeof(sun.sun_path),
+				       "%s/sock.0", dir) <
+		      sizeof(sun.sun_path));
+		CHECK_EQ(bind(s, (struct sockaddr *)&sun, sizeof(sun)), 0);
+		CHECK_EQ(grb_channel_attach_dir(pch, CLIENT, dir, "sock",
+						GRB_ATTACH_READER, &att),
+			 -EBADMSG);
+		close(s);
+		CHECK_EQ(unlink(sun.sun_path), 0);
+	}
 
 	/* No descriptor left for attach's duplicates. */
 	fd = grb_channel_shm_fd(chan, 0);
@@ -609,6 +625,24 @@ static void test_paths(void)
 	memset(longname, 'n', sizeof(longname) - 1);
 	longname[sizeof(longname) - 1] = '\0';
 	attr.name = longname;
+	/* In a directory, any length whose file names fit: 100 bytes (more
+	 * than the handle's 64 for diagnostics), made, attached and removed
+	 * by name; 299 is past a file name's 255. */
+	longname[100] = '\0';
+	sa.dir = dir;
+	CHECK_EQ(grb_channel_create_shared(pch, &attr, &sa, &chan), 0);
+	CHECK_EQ(grb_channel_attach_dir(pch, CLIENT, dir, longname,
+					GRB_ATTACH_READER, &att), 0);
+	grb_channel_destroy(att);
+	grb_channel_destroy(chan);
+	CHECK_EQ(count_entries(dir), 0);
+	longname[100] = 'n';
+	CHECK_EQ(grb_channel_create_shared(pch, &attr, &sa, &chan),
+		 -ENAMETOOLONG);
+	CHECK_EQ(grb_channel_attach_dir(pch, CLIENT, dir, longname,
+					GRB_ATTACH_READER, &att),
+		 -ENAMETOOLONG);
+	CHECK_EQ(count_entries(dir), 0);
 	sa.dir = NULL;
 	CHECK_EQ(grb_channel_create_shared(pcpu, &attr, &sa, &chan), 0);
 	grb_channel_destroy(chan);
