@@ -51,7 +51,7 @@ struct grb_ticker {
 static void *ticker_main(void *arg)
 {
 	struct grb_ticker *t = (struct grb_ticker *)arg;
-	struct timespec next;
+	struct timespec next, now;
 
 	clock_gettime(CLOCK_MONOTONIC, &next);
 	pthread_mutex_lock(&t->lock);
@@ -60,6 +60,22 @@ static void *ticker_main(void *arg)
 		next.tv_sec += (time_t)(t->period_ns / 1000000000u) +
 			next.tv_nsec / 1000000000;
 		next.tv_nsec %= 1000000000;
+		/*
+		 * A deadline already past (a tick slower than a period, the
+		 * process stopped): the next tick is a period from now, not
+		 * one of a burst that would each find the buffers "idle for
+		 * a period" and flush or deliver empty sub-buffers for it.
+		 */
+		clock_gettime(CLOCK_MONOTONIC, &now);
+		if (now.tv_sec > next.tv_sec ||
+		    (now.tv_sec == next.tv_sec && now.tv_nsec >= next.tv_nsec)) {
+			next.tv_nsec = now.tv_nsec +
+				(long)(t->period_ns % 1000000000u);
+			next.tv_sec = now.tv_sec +
+				(time_t)(t->period_ns / 1000000000u) +
+				next.tv_nsec / 1000000000;
+			next.tv_nsec %= 1000000000;
+		}
 		while (!t->stop &&
 		       pthread_cond_timedwait(&t->cond, &t->lock, &next) == 0)
 			;

@@ -217,7 +217,10 @@ enum grb_path_reason {
  *       why it fell back to the atomic path.
  *
  * Decided once, at creation; a channel attached from another process
- * (grb/shm.h) always reports GRB_WRITE_ATOMIC.
+ * (grb/shm.h) always reports GRB_WRITE_ATOMIC.  When several reasons
+ * apply, the first of NO_ARCH, SANITIZER, ENV, SHARED, NO_RSEQ and
+ * NO_MEMBARRIER, in that order, is reported (a shared configuration under
+ * GRB_SYNC=atomic reports ENV; one under valgrind reports SHARED).
  * Return: GRB_WRITE_ATOMIC or GRB_WRITE_RSEQ; -EINVAL when @chan is NULL.
  * Context: any thread.  Ordering: none.
  */

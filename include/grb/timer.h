@@ -68,7 +68,8 @@ GRB_API int grb_channel_tick(struct grb_channel *chan, unsigned int flags);
  *
  * The thread touches nothing but what grb_channel_tick() does (the write
  * positions, flushes, the client's buffer_begin/buffer_end callbacks, and
- * wake-ups), blocks no signal, and is joined by grb_ticker_stop().  Do not
+ * wake-ups), blocks no signal beyond the mask it inherits from the thread
+ * that starts it, and is joined by grb_ticker_stop().  Do not
  * call grb_channel_tick() on the same channel while it runs.
  * Return: 0; -EINVAL for NULL arguments, a zero period or unknown flags;
  * -ENOMEM; the negated error number pthread_create() returned.
