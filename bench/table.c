@@ -153,6 +153,8 @@ static void section_overwrite(const struct bench_opts *o)
 	single_line("rdtscp + 16-byte store", "floor/rdtscp");
 	single_line("lock cmpxchg + 16-byte store", "floor/cas");
 	single_line("16-byte store alone", "floor/store");
+	single_line("per-CPU position + clock_gettime + store",
+		    "floor/percpu-mono");
 }
 
 static double val(const char *fmt, const char *id, const char *metric)
