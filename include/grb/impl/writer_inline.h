@@ -513,6 +513,7 @@ static GRB_ALWAYS_INLINE int grb_write_record(const struct grb_config *cfg,
 	struct grb_thread_state *owner;
 	struct grb_ctx c;
 	struct grb_buf *buf;
+	struct grb_buf_shm *shm;
 	struct grb_commit_hot *hot;
 	uint64_t o_begin, o_end, off, slot, phys, ts, add, sum;
 	size_t pre, size;
@@ -568,20 +569,23 @@ static GRB_ALWAYS_INLINE int grb_write_record(const struct grb_config *cfg,
 	c.buf = buf;
 	c.cpu = cpu;
 	c.jent = NULL;
+	/* Once, in a register: after each acquire load below the compiler
+	 * would otherwise load the handle's pointer again. */
+	shm = buf->shm;
 	/*
 	 * Acquire (free on x86-64): the id word read below must be at
 	 * least as new as the delivery of the slot's previous lap, which
 	 * happened before the opener of this sub-buffer moved the
 	 * position, and so before the move we load here.
 	 */
-	o_begin = grb_load_acquire(&buf->shm->offset);
+	o_begin = grb_load_acquire(&shm->offset);
 	ts = grb__timestamp(cfg, buf, &rflags);
 	c.timestamp = ts;
 	c.rflags = rflags;
 	off = grb__subbuf_offset(buf, o_begin);
 	/* The per-CPU path checks blocked inside its section. */
 	if (GRB_UNLIKELY(off == 0 ||
-			 (!rseq && grb_load_relaxed(&buf->shm->blocked) != 0)))
+			 (!rseq && grb_load_relaxed(&shm->blocked) != 0)))
 		goto slow;
 	size = grb__slot_size(cfg, off, &c, data_size, largest_align, &pre);
 	/* As grb_reserve(). */
@@ -609,6 +613,12 @@ static GRB_ALWAYS_INLINE int grb_write_record(const struct grb_config *cfg,
 			goto slow;
 		phys = id & GRB_ID_INDEX_MASK;
 	}
+	/* Arithmetic only, before the reservation: what the record needs
+	 * after it is then three values (the record's address, the slot's
+	 * counters, the add), not the six it is made from. */
+	grb__ctx_fill(buf, &c, o_begin, o_end, off, pre, slot, phys);
+	add = size + GRB_CC_RECORD;
+	hot = &buf->hot[slot];
 	GRB_HOOK(GRB_HOOK_RESERVE_LOADED);
 #ifdef GRB_RSEQ_ASM
 	rs = grb__rseq_area();
@@ -616,21 +626,18 @@ static GRB_ALWAYS_INLINE int grb_write_record(const struct grb_config *cfg,
 		/* rseq_cs stays set until the commit section replaces it:
 		 * every path from here runs that section. */
 		if (GRB_UNLIKELY(grb__rseq_reserve(rs, (uint32_t)cpu,
-						   &buf->shm->blocked,
-						   &buf->shm->offset, o_begin,
+						   &shm->blocked,
+						   &shm->offset, o_begin,
 						   o_end, 1) != GRB_RSEQ_OK))
 			goto slow;
 	} else
 #endif
-	if (GRB_UNLIKELY(!grb_cas_acq_rel(&buf->shm->offset, &o_begin, o_end)))
+	if (GRB_UNLIKELY(!grb_cas_acq_rel(&shm->offset, &o_begin, o_end)))
 		goto slow;
 	GRB_HOOK(GRB_HOOK_RESERVE_DONE);
 	grb__save_timestamp(cfg, buf, ts);
-	grb__ctx_fill(buf, &c, o_begin, o_end, off, pre, slot, phys);
 	fill(cfg, &c);
 	assert(c.wptr <= c.wend);
-	add = size + GRB_CC_RECORD;
-	hot = &buf->hot[slot];
 	GRB_HOOK(GRB_HOOK_COMMIT_BEFORE);
 #ifdef GRB_RSEQ_ASM
 	if (rseq) {
@@ -655,7 +662,7 @@ static GRB_ALWAYS_INLINE int grb_write_record(const struct grb_config *cfg,
 	/* The level goes back before the wake-up, which calls no client
 	 * code (the delivery above keeps it, as grb_commit() does). */
 	grb__nesting_undo();
-	if (GRB_UNLIKELY(grb_load_seq_cst(&buf->shm->waiting)))
+	if (GRB_UNLIKELY(grb_load_seq_cst(&shm->waiting)))
 		return grb__record_wake(buf);
 	return 0;
 slow:
