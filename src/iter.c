@@ -315,6 +315,20 @@ int grb__buf_iter_init(struct grb_buf_iter *it, struct grb_buf *buf,
 		it->snap_end = ret == 0 ? produced : it->snap_pos;
 		it->expect_seq = it->snap_pos / buf->subbuf_size;
 	}
+	/*
+	 * Overwrite mode: the sub-buffers writers pushed out before now lie
+	 * before the first one the iterator takes, so what was lost until
+	 * now goes with its first record (iter.h).  Without this, the
+	 * first sub-buffer is no gap (expect_seq is already past them), and
+	 * these losses came out later, through the lost_open of sub-buffers
+	 * that opened after them, on records that follow the previous one
+	 * with nothing lost between.  Read after consumed: a push between
+	 * the two loads is counted here, once (note_lost() counts totals).
+	 * Not in discard mode, whose refusals go with the first record of
+	 * the next sub-buffer that opened after them.
+	 */
+	if (buf->chan->cfg->mode == GRB_MODE_OVERWRITE)
+		note_lost(it, lost_now(buf));
 	return 0;
 }
 

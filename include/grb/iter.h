@@ -35,7 +35,9 @@
  * counters plus the skipped records), and exact in place to within a
  * sub-buffer: a refusal is reported before the first record of the next
  * sub-buffer that opened after it, an overwritten sub-buffer at the gap
- * it leaves.
+ * it leaves.  In overwrite mode, what the buffer lost before the iterator
+ * was created (sub-buffers pushed out before it took one) goes with its
+ * first record.
  *
  * Concurrency: an iterator is used by one thread at a time; writers run
  * concurrently.  Not signal-safe.

@@ -616,6 +616,60 @@ static void test_lost_first_gap(int ask_first)
 	}
 }
 
+/*
+ * Overwrite mode, the iterator created after writers pushed sub-buffers
+ * out (a flight recorder read after the fact): those losses lie before
+ * the first record it returns and go with it, and nothing is reported on
+ * the records after it, which follow one another (iter.h, "Losses").
+ * Each form, and the merge.
+ */
+static void test_lost_before_create(enum grb_iter_mode mode, int merged)
+{
+	struct grb_channel *chan = create(&chan_ovw, 4);
+	struct grb_buf *b = grb_channel_buf(chan, 0);
+	struct grb_buf_iter *it = NULL;
+	struct grb_chan_iter *ci = NULL;
+	struct grb_iter_record r;
+	struct grb_buf_stats st;
+	uint64_t i, first = 0, sum = 0, n = 0;
+	int ret;
+
+	for (i = 0; i < 6 * (SB / 16); i++)
+		CHECK_EQ(put(&chan_ovw, chan, i, 100 + i), 0);
+	CHECK_EQ(grb_buf_flush(b, GRB_FLUSH_ACTIVE), 0);
+	grb_buf_get_stats(b, &st);
+	CHECK(st.overwritten > 0);
+	if (merged)
+		CHECK_EQ(grb_chan_iter_create(chan, mode, &ci), 0);
+	else
+		CHECK_EQ(grb_buf_iter_create(b, mode, &it), 0);
+	for (;;) {
+		ret = merged ? grb_chan_iter_next(ci, &r) :
+			grb_buf_iter_next(it, &r);
+		if (ret)
+			break;
+		if (n == 0) {
+			first = tag_of(&r);
+			CHECK_U64(r.lost, st.overwritten);
+			CHECK_U64(first, st.overwritten);
+		} else {
+			CHECK_U64(tag_of(&r), first + n);
+			CHECK_U64(r.lost, 0);   /* contiguous: no gap */
+		}
+		sum += r.lost;
+		n++;
+	}
+	CHECK(ret == -EAGAIN || ret == -ENODATA);
+	CHECK_U64(n + st.overwritten, 6 * (SB / 16));
+	CHECK_U64(sum + (merged ? grb_chan_iter_lost(ci) :
+			 grb_buf_iter_lost(it)), st.overwritten);
+	if (merged)
+		grb_chan_iter_destroy(ci);
+	else
+		grb_buf_iter_destroy(it);
+	grb_channel_destroy(chan);
+}
+
 static int stop_at_two(void *arg, const struct grb_iter_record *r)
 {
 	(void)r;
@@ -710,6 +764,10 @@ int main(void)
 	test_undecodable_live();
 	test_lost_first_gap(0);
 	test_lost_first_gap(1);
+	test_lost_before_create(GRB_ITER_CONSUME, 0);
+	test_lost_before_create(GRB_ITER_SNAPSHOT, 0);
+	test_lost_before_create(GRB_ITER_CONSUME, 1);
+	test_lost_before_create(GRB_ITER_SNAPSHOT, 1);
 	printf("test_iter: passed\n");
 	return 0;
 }
