@@ -66,6 +66,60 @@ static ssize_t read_proc(const char *path, char *buf, size_t cap)
 	return n;
 }
 
+/*
+ * The path of a /proc file of process pid (and of its thread tid when
+ * tid > 0): /proc/PID/LEAF or /proc/PID/task/TID/LEAF.  By hand rather
+ * than with snprintf(), which POSIX does not list as async-signal-safe;
+ * the same goes for parse_dec() against strtoull() and atoi().
+ */
+static void proc_path(char *path, size_t cap, int pid, int tid,
+		      const char *leaf)
+{
+	char digits[2][12];
+	const char *parts[6];
+	size_t n = 0, i, k;
+	int v[2] = { pid, tid }, j, d;
+	unsigned int u;
+
+	for (j = 0; j < 2; j++) {
+		u = v[j] > 0 ? (unsigned int)v[j] : 0;
+		d = (int)sizeof(digits[j]) - 1;
+		digits[j][d] = '\0';
+		do {
+			digits[j][--d] = (char)('0' + u % 10);
+			u /= 10;
+		} while (u && d > 0);
+		memmove(digits[j], digits[j] + d, sizeof(digits[j]) - (size_t)d);
+	}
+	parts[n++] = "/proc/";
+	parts[n++] = digits[0];
+	if (tid > 0) {
+		parts[n++] = "/task/";
+		parts[n++] = digits[1];
+	}
+	parts[n++] = "/";
+	parts[n++] = leaf;
+	for (i = 0, k = 0; i < n; i++) {
+		const char *c;
+
+		for (c = parts[i]; *c && k + 1 < cap; c++)
+			path[k++] = *c;
+	}
+	path[k] = '\0';
+}
+
+/* The decimal number at p, after any blanks. */
+static uint64_t parse_dec(const char *p)
+{
+	uint64_t v = 0;
+
+	while (*p == ' ' || *p == '\t')
+		p++;
+	while (*p >= '0' && *p <= '9')
+		v = v * 10 + (uint64_t)(*p++ - '0');
+	return v;
+}
+
 /* Field 3 (state) and field 22 (start time) of a /proc stat file. */
 static int stat_file(const char *path, char *state, uint64_t *start)
 {
@@ -87,7 +141,7 @@ static int stat_file(const char *path, char *state, uint64_t *start)
 			field++;
 	if (field != 22)
 		return -1;
-	*start = strtoull(p, NULL, 10);
+	*start = parse_dec(p);
 	return 0;
 }
 
@@ -95,7 +149,7 @@ int grb__proc_stat(int pid, char *state, uint64_t *start)
 {
 	char path[64];
 
-	snprintf(path, sizeof(path), "/proc/%d/stat", pid);
+	proc_path(path, sizeof(path), pid, 0, "stat");
 	return stat_file(path, state, start);
 }
 
@@ -110,11 +164,11 @@ static int proc_threads(int pid)
 {
 	char path[64], buf[4096], *p;
 
-	snprintf(path, sizeof(path), "/proc/%d/status", pid);
+	proc_path(path, sizeof(path), pid, 0, "status");
 	if (read_proc(path, buf, sizeof(buf)) < 0)
 		return -1;
 	p = strstr(buf, "\nThreads:");
-	return p ? atoi(p + 9) : -1;
+	return p ? (int)parse_dec(p + 9) : -1;
 }
 
 void grb__journal_process_init(void)
@@ -189,7 +243,7 @@ static int owner_gone(uint64_t owner, uint64_t start)
 		start = 0;
 	if (!grb__process_alive(pid, start))
 		return 1;
-	snprintf(path, sizeof(path), "/proc/%d/task/%d/stat", pid, tid);
+	proc_path(path, sizeof(path), pid, tid, "stat");
 	if (stat_file(path, &state, &t) != 0)
 		return errno == ENOENT || errno == ESRCH;
 	return state == 'Z' || state == 'X';
