@@ -217,7 +217,9 @@ enum grb_path_reason {
  *       why it fell back to the atomic path.
  *
  * Decided once, at creation; a channel attached from another process
- * (grb/shm.h) always reports GRB_WRITE_ATOMIC.  When several reasons
+ * (grb/shm.h) always reports GRB_WRITE_ATOMIC, with GRB_PATH_SHARED when
+ * its configuration asks for the per-CPU path (whatever the environment
+ * and the build) and GRB_PATH_AS_ASKED otherwise.  When several reasons
  * apply, the first of NO_ARCH, SANITIZER, ENV, SHARED, NO_RSEQ and
  * NO_MEMBARRIER, in that order, is reported (a shared configuration under
  * GRB_SYNC=atomic reports ENV; one under valgrind reports SHARED).
@@ -267,9 +269,9 @@ struct grb_buf_stats {
 	 * row (a debugger single-stepping it).
 	 * remote_moves: write-position moves by the remote protocol: every
 	 * flush that moves the position, from whatever CPU; discards and
-	 * reservations made off the buffer's CPU (not those on it); and
-	 * reservations that
-	 * gave up after 16 aborts as above.  Each one cost a membarrier()
+	 * reservations made off the buffer's CPU, or by a thread without
+	 * rseq (not those of a thread with rseq on it); and reservations
+	 * that gave up after 16 aborts as above.  Each one cost a membarrier()
 	 * system call (docs/design.md section 25).  A flush or discard
 	 * that moves nothing (-ENODATA, -ENOBUFS, -EIO, -EBUSY) is not
 	 * counted, though one refused off the buffer's CPU, or a refused

@@ -95,11 +95,13 @@ static inline void grb_ctx_init(struct grb_ctx *ctx, size_t data_size,
  *
  * Return: 0 on success, or, with nothing reserved:
  *  -EAGAIN     records are disabled on the channel or buffer;
- *  -ESHUTDOWN  the channel was finalized;
+ *  -ESHUTDOWN  the channel was finalized (also when it is disabled too);
  *  -EBUSY      more than GRB_MAX_NESTING reservations are open on this
  *              thread, or, in a shared buffer, the thread gets no journal
- *              entry (grb/recover.h) (both counted as lost_nesting; these
- *              two are checked first, before -EAGAIN and -ESHUTDOWN);
+ *              entry (grb/recover.h) (both counted as lost_nesting, in
+ *              the buffer the reservation would have gone to: on a
+ *              per-CPU channel, the calling CPU's; these two are checked
+ *              first, before -EAGAIN and -ESHUTDOWN);
  *  -ENOBUFS    discard mode, buffer full (counted as lost_full);
  *  -EIO        the next sub-buffer still holds uncommitted data from the
  *              previous lap (counted as lost_wrap);
