@@ -154,8 +154,10 @@ GRB_API void grb_buf_iter_destroy(struct grb_buf_iter *it);
  * (its last sub-buffer read ended at or after that timestamp, or it is
  * finalized and drained).  A buffer that writes nothing therefore holds
  * the merge back (-EAGAIN) until it closes a sub-buffer: call
- * grb_channel_tick() (grb/timer.h), which delivers an empty sub-buffer
- * for an idle buffer, or run the tick thread.  docs/design.md section 21
+ * grb_channel_tick() (grb/timer.h) with GRB_TICK_IDLE, which delivers an
+ * empty sub-buffer for a buffer with none open, and GRB_TICK_FLUSH, which
+ * closes one left open with data (one whose records were read live
+ * included), or run the tick thread.  docs/design.md section 21
  * explains the rule.  A channel without a clock (timestamp_bits 0) has no
  * time order across buffers to keep: a record is returned as soon as its
  * buffer has it (lowest buffer index first among those waiting), and no
