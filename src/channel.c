@@ -254,7 +254,7 @@ int grb__channel_alloc(const struct grb_config *cfg, const char *name,
 unsigned int grb__nr_bufs(const struct grb_config *cfg)
 {
 	return cfg->alloc == GRB_ALLOC_PER_CPU ?
-		(unsigned int)grb__possible_cpus() : 1;
+		(unsigned int)GRB_NR_CPUS_OVERRIDE(grb__possible_cpus()) : 1;
 }
 
 int grb__channel_create(const struct grb_config *cfg,

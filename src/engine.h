@@ -164,4 +164,14 @@ GRB_API void grb__commit_slow(const struct grb_config *cfg,
 /* src/cpu.c */
 int grb__possible_cpus(void);
 
+/*
+ * The number of buffers of a per-CPU channel is the possible CPUs' count;
+ * the test build may give more (grb_test_set_nr_cpus(), so that a test
+ * merges more buffers than this machine has CPUs).  Nothing in what is
+ * installed.
+ */
+#ifndef GRB_NR_CPUS_OVERRIDE
+#define GRB_NR_CPUS_OVERRIDE(n) (n)
+#endif
+
 #endif /* GRB_SRC_ENGINE_H */

@@ -93,8 +93,24 @@ void grb_test_set_cpu(int cpu);
 /* The CPU the fast path uses: the override when set, else @cpu. */
 int grb_test_cpu(int cpu);
 
+/**
+ * grb_test_set_nr_cpus - the number of buffers per-CPU channels created
+ * from now on get, instead of the possible CPUs' count.
+ * @n: buffers, or 0 for the real count again.
+ *
+ * Lets a test merge more buffers than the machine has CPUs; their
+ * writers pick a buffer with grb_test_set_cpu() and must take the atomic
+ * path (no rseq section runs on a CPU that does not exist).
+ * Context: while no other thread creates a channel.
+ */
+void grb_test_set_nr_cpus(int n);
+
+/* The buffers of a per-CPU channel: the override when set, else @n. */
+int grb_test_nr_cpus(int n);
+
 #define GRB_HOOK(point) grb_test_hook(point)
 #define GRB_CPU_OVERRIDE(cpu) grb_test_cpu(cpu)
+#define GRB_NR_CPUS_OVERRIDE(n) grb_test_nr_cpus(n)
 
 #ifdef __cplusplus
 }

@@ -38,6 +38,21 @@ const char *grb_hook_name(enum grb_hook_point point)
 	return (unsigned int)point < GRB_HOOK_COUNT ? names[point] : "?";
 }
 
+/* Process-wide: per-CPU channels' buffer count, or 0 for the real one. */
+static int nr_cpus_override;
+
+void grb_test_set_nr_cpus(int n)
+{
+	__atomic_store_n(&nr_cpus_override, n > 0 ? n : 0, __ATOMIC_RELAXED);
+}
+
+int grb_test_nr_cpus(int n)
+{
+	int o = __atomic_load_n(&nr_cpus_override, __ATOMIC_RELAXED);
+
+	return o > 0 ? o : n;
+}
+
 /* Per thread: the CPU id to report instead of the real one, or -1. */
 static _Thread_local int cpu_override = -1;
 
