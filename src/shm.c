@@ -418,10 +418,17 @@ int grb_channel_shm_fd(const struct grb_channel *chan, unsigned int i)
 static int peer_cred(int sock, struct ucred *cred)
 {
 	socklen_t len = sizeof(*cred);
+	int listening = 0;
 
 	if (getsockopt(sock, SOL_SOCKET, SO_PEERCRED, cred, &len) < 0)
 		return neg_errno();
 	if (cred->uid == (uid_t)-1)
+		return -ENOTCONN;
+	/* A listening socket has no peer, but the kernel reports its own
+	 * credentials for it (and receiving on it fails with EINVAL). */
+	len = sizeof(listening);
+	if (getsockopt(sock, SOL_SOCKET, SO_ACCEPTCONN, &listening,
+		       &len) == 0 && listening)
 		return -ENOTCONN;
 	return 0;
 }

@@ -193,7 +193,8 @@ GRB_API int grb_channel_attach_dir(const struct grb_config *cfg,
  * Return: 0, or
  *  -EINVAL    NULL @chan or a channel not in shared memory;
  *  -EPERM     the peer may not attach;
- *  -ENOTCONN  @sock has no peer (not connected, or not a UNIX socket);
+ *  -ENOTCONN  @sock has no peer (not connected, listening, or not a UNIX
+ *             socket);
  *  -EPIPE     the peer closed its end (no SIGPIPE: everything is sent
  *             with MSG_NOSIGNAL);
  *  -ENOTSOCK, -EBADF, -ECONNRESET...  from the socket.

@@ -338,6 +338,27 @@ static void test_socket_errors(void)
 		 -ENOTCONN);
 	CHECK_EQ(grb_channel_recv_fds(s, &got, &nr), -ENOTCONN);
 	close(s);
+	/* The same for a listening socket, which has no peer either (the
+	 * kernel gives it its own credentials, and receiving on it fails
+	 * with EINVAL: that was returned, -EINVAL meaning a NULL here). */
+	s = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	CHECK(s >= 0);
+	{
+		struct sockaddr_un sa;
+
+		memset(&sa, 0, sizeof(sa));
+		sa.sun_family = AF_UNIX;
+		/* An abstract address: nothing to clean up. */
+		snprintf(sa.sun_path + 1, sizeof(sa.sun_path) - 1,
+			 "grb-test-listen-%d", (int)getpid());
+		CHECK_EQ(bind(s, (struct sockaddr *)&sa, sizeof(sa)), 0);
+	}
+	CHECK_EQ(listen(s, 1), 0);
+	CHECK_EQ(grb_channel_send(chan, s), -ENOTCONN);
+	CHECK_EQ(grb_channel_recv(s, cfg, CLIENT, GRB_ATTACH_READER, &att),
+		 -ENOTCONN);
+	CHECK_EQ(grb_channel_recv_fds(s, &got, &nr), -ENOTCONN);
+	close(s);
 	/* -EPIPE: the peer closed; the process is not killed. */
 	send_to_closed(chan);
 
