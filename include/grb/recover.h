@@ -19,7 +19,9 @@
  * the client's decoder skips (struct grb_client_cb.record_pad; the basic
  * client has one) or ends the sub-buffer before them, and delivers the
  * sub-buffer.  Those records are counted in lost_dead (grb_buf_stats);
- * records committed before the writer died are delivered as any others.
+ * records committed before the writer died are delivered as any others
+ * (with a client without record_pad, those after a dead record in its
+ * sub-buffer are cut off with it, as grb/config.h says).
  *
  * A sub-buffer in which a live thread holds a reservation is left alone,
  * however long it takes: recovery never races with a live writer, even

@@ -105,8 +105,9 @@ struct grb_shm_attr {
  * Return: 0, or what grb_channel_create() returns, or
  *  -EINVAL  @cfg without GRB_CONFIG_SHARED in its flags (grb/config.h),
  *           @sattr NULL, client missing or longer than GRB_SHM_CLIENT_MAX,
- *           a directory without a channel name or with a '/' in it (a name
- *           of any length, only the path must fit: -ENAMETOOLONG), or
+ *           a directory without a channel name (NULL or empty) or with
+ *           a '/' in it (a name of any length, only the path must fit:
+ *           -ENAMETOOLONG), or
  *           more than GRB_SHM_MAX_BUFS buffers;
  *  -EEXIST  a buffer file is already there (nothing is overwritten);
  *  -ENAMETOOLONG a path DIR/NAME.i of 4096 bytes or more (it would
@@ -170,8 +171,8 @@ GRB_API int grb_channel_attach(const struct grb_config *cfg, const char *client,
  * directory, a socket, an empty file...), -ELOOP when one is a symbolic
  * link (not followed), -ENAMETOOLONG for a path DIR/NAME.i of 4096 bytes
  * or more or a NAME.i longer than the file system takes, -EMFILE or
- * -ENFILE when no descriptor is left, -EINVAL for a NULL or '/' in @name
- * (a name of any length otherwise).
+ * -ENFILE when no descriptor is left, -EINVAL for a NULL or empty @name
+ * or a '/' in it (a name of any length otherwise).
  */
 GRB_API int grb_channel_attach_dir(const struct grb_config *cfg,
 				   const char *client, const char *dir,
