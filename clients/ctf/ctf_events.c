@@ -511,7 +511,9 @@ static int parse_layout(const char *p, const char *end, uint32_t *id,
 			break;
 		}
 	}
-	if (p < end && *p != ' ' && *p != '\n') {
+	/* The line's own end: a text cut inside the line (a partial copy)
+	 * is damaged, not a class with fewer or shorter fields. */
+	if (end - p < 3 || memcmp(p, " */", 3) != 0) {
 		ret = -EBADMSG;
 		goto fail;
 	}

@@ -204,7 +204,15 @@ static int write_file(const char *path, const char *text, size_t len)
 	size_t done = 0;
 	int fd, ret = 0;
 
-	if ((size_t)snprintf(tmp, sizeof(tmp), "%s.tmp", path) >= sizeof(tmp))
+	const char *slash = strrchr(path, '/');
+
+	/* Hidden (".metadata.tmp"): babeltrace2 takes every other file of
+	 * the directory for a stream, and a reader that came by between
+	 * the write and the rename failed on this one. */
+	if ((size_t)(slash ?
+		     snprintf(tmp, sizeof(tmp), "%.*s/.%s.tmp",
+			      (int)(slash - path), path, slash + 1) :
+		     snprintf(tmp, sizeof(tmp), ".%s.tmp", path)) >= sizeof(tmp))
 		return -ENAMETOOLONG;
 	fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
 	if (fd < 0)

@@ -143,7 +143,7 @@ static void contract_metadata(void)
 	struct grb_ctf_attr a = attr_ok();
 	const struct grb_ctf_event *ev;
 	uint8_t u[16], want[16];
-	char dir[256], digits[4];
+	char dir[256], digits[5];
 	struct grb_ctf *t;
 	char *m, *c, *p;
 	size_t len;
@@ -172,8 +172,8 @@ static void contract_metadata(void)
 	p = strstr(m, "/* grb-trace uuid=");
 	CHECK(p != NULL);
 	CHECK_EQ(grb_ctf_metadata_load(m, (size_t)(p - m) + 30, u), -EBADMSG);
-	/* Three other traces' UUIDs. */
-	for (const char *h = "abcdef"; *h && k < 3; h++)
+	/* Four other traces' UUIDs. */
+	for (const char *h = "abcdef"; *h && k < 4; h++)
 		if (*h != p[18])
 			digits[k++] = *h;
 	c = other_trace(m, len, 'g');                    /* not hex */
@@ -190,6 +190,16 @@ static void contract_metadata(void)
 	CHECK(p != NULL);
 	p[5] = 'X';                                      /* id 1 comes first */
 	CHECK_EQ(grb_ctf_metadata_load(c, len, u), -EBADMSG);
+	free(c);
+	/* Cut inside a class's line: damaged, not a shorter class (it
+	 * was taken as one, and the whole text loaded after it then
+	 * replaced nothing). */
+	c = other_trace(m, len, digits[3]);
+	p = strstr(c, "/* grb-layout 0 ");
+	CHECK(p != NULL);
+	for (size_t cut = 16; cut < strcspn(p + 16, "\n") + 16; cut++)
+		CHECK_EQ(grb_ctf_metadata_load(c, (size_t)(p - c) + cut, u),
+			 -EBADMSG);
 	free(c);
 	/* Another trace, whole: learnt, its UUID returned. */
 	c = other_trace(m, len, digits[2]);

@@ -336,6 +336,7 @@ static void register_limits(void)
 	CHECK(strstr(strstr(m, "name = \"grb_test:retry\";") + 1,
 		     "name = \"grb_test:retry\";") == NULL);
 	CHECK(!exists(dir, "metadata.tmp"));
+	CHECK(!exists(dir, ".metadata.tmp"));
 	free(m);
 	CHECK_EQ(grb_ctf_stop(t), 0);
 	grb_ctf_destroy(t);
