@@ -13,7 +13,8 @@
 #  4. stream files that cannot be written: exit status 1 and the error;
 #  6. a live producer's held reservation at SIGTERM: exit status 3;
 #  7. a connection that sends nothing: refused after 2 s, not blocking;
-#  8. 66 producers one after the other (64 at a time at most).
+#  8. 66 producers one after the other (64 at a time at most);
+#  9. a flush period of centuries: no flush on every pass.
 # Each time the consumer must exit 0 and print a summary per channel, and
 # grb-read of the stream files must print exactly the records the producer
 # says it wrote, none twice; the summary's count must agree.
@@ -185,6 +186,21 @@ cpid=
 [ "$(grep -c "^channel chan" "$work/c.txt")" -eq 66 ] ||
   fail "66 producers: $(grep -c "^channel chan" "$work/c.txt") summaries"
 
+# 9. A flush period of centuries, which -t accepts: the consumer waits for
+#    data, it does not flush on every pass (the deadline overflowed, and
+#    20000 records came out in about 80 sub-buffers instead of 5).
+out=$work/out-longt sock=$work/sock-longt
+"$consumerd" -q -n 1 -t 10000000000000 -l "$sock" "$out" >"$work/c.txt" 2>"$work/c.err" &
+cpid=$!
+wait_socket "$sock"
+"$producer" "$sock" 1 20000 discard >"$work/p.txt" 2>&1 ||
+  fail "producer (long tick) failed: $(cat "$work/p.txt")"
+wait "$cpid" || fail "consumer (long tick) failed: $(cat "$work/c.err")"
+cpid=
+check_channel "$out/chan0" 20000
+nsb=$("$reader" -q "$out/chan0" | awk '/sub-buffers,/ { n += $3 } END { print n + 0 }')
+[ "$nsb" -le 20 ] || fail "-t 10000000000000: $nsb sub-buffers for 20000 records (flushed on every pass)"
+
 # 5. Bad input.  bad_input WHAT PATTERN ARG...: the consumer must exit
 #    non-zero (not by a signal, nor hang) with PATTERN on stderr.
 bad_input() {
@@ -223,6 +239,13 @@ bad_input "a socket path that is a file" "afile: exists and is not a socket" \
   -n 1 -l "$work/afile" "$o5"
 [ "$(cat "$work/afile")" = keep ] || fail "a file given as a path was changed"
 [ ! -e "$o5" ] || fail "a refused socket path left $o5"
+# The socket's temporary name (SOCKET.tmp, bound, then renamed) taken by
+# a file that is not a socket: refused, the file kept (it was removed).
+echo keep >"$work/s6.tmp"
+bad_input "a file at the socket's temporary name" "s6.tmp: exists and is not a socket" \
+  -n 1 -l "$work/s6" "$o5"
+[ "$(cat "$work/s6.tmp")" = keep ] || fail "the file at SOCKET.tmp was removed or changed"
+rm -rf "$o5"
 # --attach: a channel that does not exist, files that are not a channel
 # (not removed), an OUTDIR/NAME that holds a trace (checked first).
 bad_input "--attach to nothing" "nothing/ch: no such file" -a "$work/nothing/ch" "$o5"

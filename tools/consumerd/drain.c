@@ -216,11 +216,20 @@ static void settle(struct chan_state *cs)
 	}
 }
 
+/* now + the flush period, saturated: -t accepts periods of centuries,
+ * and an overflowed deadline was always past (a flush on every pass, a
+ * CPU kept busy). */
+static int64_t tick_after(const struct chan_state *cs, int64_t now)
+{
+	return cs->tick_ns > (uint64_t)(INT64_MAX - now) ? INT64_MAX :
+		now + (int64_t)cs->tick_ns;
+}
+
 void *cd_consume(void *arg)
 {
 	struct chan_state *cs = (struct chan_state *)arg;
 	struct grb_watermark wm = { 1, 0 };
-	int64_t next_tick = cd_now_ns() + (int64_t)cs->tick_ns, left;
+	int64_t next_tick = tick_after(cs, cd_now_ns()), left;
 	int ret;
 
 	for (;;) {
@@ -238,7 +247,7 @@ void *cd_consume(void *arg)
 		if (cd_now_ns() >= next_tick) {
 			grb_channel_tick(cs->chan, GRB_TICK_FLUSH);
 			grb_channel_recover(cs->chan, cs->recover_ns, NULL);
-			next_tick = cd_now_ns() + (int64_t)cs->tick_ns;
+			next_tick = tick_after(cs, cd_now_ns());
 		}
 	}
 	/*

@@ -583,6 +583,8 @@ int main(int argc, char **argv)
 			return 1;
 		}
 	} else {
+		struct stat tst;
+
 		memset(&sa, 0, sizeof(sa));
 		sa.sun_family = AF_UNIX;
 		/*
@@ -597,7 +599,16 @@ int main(int argc, char **argv)
 		}
 		snprintf(sa.sun_path, sizeof(sa.sun_path), "%s.tmp",
 			 listen_path);
-		unlink(sa.sun_path);
+		/* A socket an earlier consumer left there goes; anything
+		 * else is not ours to remove. */
+		if (lstat(sa.sun_path, &tst) == 0) {
+			if (!S_ISSOCK(tst.st_mode)) {
+				fprintf(stderr, "grb-consumerd: %s: exists and "
+					"is not a socket\n", sa.sun_path);
+				return 1;
+			}
+			unlink(sa.sun_path);
+		}
 		lsock = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
 		old_mask = umask(0177);
 		bound = lsock < 0 ? -1 :
