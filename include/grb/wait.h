@@ -96,11 +96,16 @@ GRB_API int grb_channel_wait(struct grb_channel *chan,
  * @fd: receives a non-blocking eventfd, owned by the channel (closed by
  *      grb_channel_destroy()); the same one on every call.
  *
- * It becomes readable only after grb_channel_arm() returned -EAGAIN and a
- * buffer then met the watermark; each buffer's writers write to it at
- * most once per arming, from the commit that wakes (so the counter read
- * is at most the number of buffers).  Read it, or call grb_channel_arm()
- * again, to clear it.
+ * It becomes readable only after an arming: after grb_channel_arm()
+ * returned -EAGAIN and a buffer then met the watermark, or while an
+ * arming runs that then returns 0 (a writer that met the watermark
+ * between the arming and the check after it wakes it all the same).
+ * Each buffer's writers write to it at most once per arming, from the
+ * commit that wakes, so a read normally finds at most the number of
+ * buffers; a wake-up late enough to land after the next arming started
+ * can add one to it.  A readiness is only a hint: read the fd (or arm
+ * again) to clear it, and treat a wake-up that finds nothing as
+ * spurious.
  * Return: 0; -EINVAL for NULL; the negative errno of eventfd(2).
  * Context: any thread, not concurrently with grb_channel_destroy().
  */
@@ -112,8 +117,9 @@ GRB_API int grb_channel_event_fd(struct grb_channel *chan, int *fd);
  * @wm: per-buffer watermark, or NULL for one delivered sub-buffer.
  *
  * Return: 0 when a buffer already meets @wm (do not poll: read now, the fd
- * is not armed; a wake-up an earlier arming started may still make it
- * readable once, which the next arming clears); -EAGAIN when armed: poll the fd; -ENODATA when every
+ * is not armed; a wake-up this arming or an earlier one started may still
+ * make it readable once: read the fd, or arm again, before polling it);
+ * -EAGAIN when armed: poll the fd; -ENODATA when every
  * buffer is finalized and drained; -EBADF when there is no event fd yet;
  * -EPERM when a buffer is not open for reading (nothing is changed: a
  * readiness an earlier arming left on the fd stays); -EINVAL for NULL
