@@ -117,8 +117,16 @@ static int take_snapshot(struct grb_buf_iter *it)
 		}
 		if (ret)
 			return ret;
+		/* A description the reader refuses (an attached reader's
+		 * mapping, -EBADMSG): unpinned, and the next call meets it
+		 * again rather than skipping it uncounted. */
+		ret = grb_reader_held(it->buf, &it->sb);
+		if (ret) {
+			grb_reader_put_subbuf(it->buf);
+			it->snap_pos -= it->buf->subbuf_size;
+			return ret;
+		}
 		it->held = 1;
-		grb_reader_held(it->buf, &it->sb);
 		start_subbuf(it, 0);
 		return 0;
 	}
@@ -135,8 +143,19 @@ static int take_next(struct grb_buf_iter *it)
 	int ret = grb_reader_get_next(it->buf);
 
 	if (ret == 0) {
+		/* A description the reader refuses (-EBADMSG), as
+		 * grb_buf_write() does: discard mode gives it back
+		 * unconsumed, overwrite mode (which get_next moved past it
+		 * already) finishes it. */
+		ret = grb_reader_held(it->buf, &it->sb);
+		if (ret) {
+			if (it->buf->chan->cfg->mode == GRB_MODE_DISCARD)
+				grb__reader_unget(it->buf);
+			else
+				grb_reader_put_next(it->buf);
+			return ret;
+		}
 		it->held = 1;
-		grb_reader_held(it->buf, &it->sb);
 		start_subbuf(it, 0);
 		return 0;
 	}

@@ -233,8 +233,11 @@ static int out_subbufs(struct grb_buf *buf, int fd, uint64_t max,
 				ret = 0;
 			break;
 		}
-		grb_reader_held(buf, &sb);
-		ret = ops->emit(ops->arg, fd, &sb);
+		/* An attached reader's mapping may describe it wrongly
+		 * (-EBADMSG): given back as a failed write is. */
+		ret = grb_reader_held(buf, &sb);
+		if (!ret)
+			ret = ops->emit(ops->arg, fd, &sb);
 		if (ret) {
 			give_back(buf);
 			break;

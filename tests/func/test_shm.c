@@ -42,6 +42,8 @@
 #include <unistd.h>
 
 #include "check.h"
+#include "grb/iter.h"
+#include "grb/output.h"
 #include "grb/shm.h"
 #include "tclient.h"
 
@@ -591,6 +593,61 @@ static void test_corrupt(void)
 	CHECK_EQ(grb_buf_flush(rd, GRB_FLUSH_ACTIVE), -EBADMSG);
 	atomic_store((_Atomic uint64_t *)&own->shm->offset, pos);
 	CHECK_EQ(grb_buf_flush(rd, GRB_FLUSH_ACTIVE), 0);
+	/* The sub-buffer that flush delivered, with a data size beyond the
+	 * sub-buffer: grb_buf_write() and grb_buf_splice() give -EBADMSG,
+	 * write nothing and leave it unconsumed (they wrote from a
+	 * description the reader had refused: whatever the stack held). */
+	{
+		uint64_t at = (cons / SB) % 4, good = own->meta[at].data_size;
+		uint64_t bytes = 1;
+		int out = memfd_create("grb-test-out", MFD_CLOEXEC);
+		struct stat ost;
+
+		CHECK(out >= 0);
+		CHECK(good > 0 && good <= SB);
+		own->meta[at].data_size = SB * 100;
+		CHECK_EQ(grb_buf_write(rd, out, 1, &bytes), -EBADMSG);
+		CHECK_U64(bytes, 0);
+		bytes = 1;
+		CHECK_EQ(grb_buf_splice(rd, out, NULL, 1, &bytes), -EBADMSG);
+		CHECK_U64(bytes, 0);
+		CHECK_EQ(fstat(out, &ost), 0);
+		CHECK_EQ(ost.st_size, 0);
+		own->meta[at].data_size = good;
+		CHECK_EQ(grb_buf_write(rd, out, 1, &bytes), 0);
+		CHECK_U64(bytes, good);
+		CHECK_EQ(fstat(out, &ost), 0);
+		CHECK_EQ(ost.st_size, (long long)good);
+		close(out);
+	}
+	/* The same through an iterator, both forms: -EBADMSG each time
+	 * (no sub-buffer skipped uncounted, none read from a stale
+	 * description), then the records once the size is right. */
+	{
+		enum grb_iter_mode modes[2] = { GRB_ITER_SNAPSHOT,
+						GRB_ITER_CONSUME };
+		struct grb_buf_iter *bit;
+		uint64_t at, good;
+		int m;
+
+		CHECK_EQ(tc_write(cfg, chan, 0, 1, 0), 0);
+		CHECK_EQ(grb_buf_flush(rd, GRB_FLUSH_ACTIVE), 0);
+		cons = atomic_load((_Atomic uint64_t *)&own->shm->consumed);
+		at = (cons / SB) % 4;
+		good = own->meta[at].data_size;
+		CHECK_EQ(grb_reader_release(rd), 0);
+		for (m = 0; m < 2; m++) {
+			CHECK_EQ(grb_buf_iter_create(rd, modes[m], &bit), 0);
+			own->meta[at].data_size = SB * 100;
+			CHECK_EQ(grb_buf_iter_next(bit, &r), -EBADMSG);
+			CHECK_EQ(grb_buf_iter_next(bit, &r), -EBADMSG);
+			own->meta[at].data_size = good;
+			CHECK_EQ(grb_buf_iter_next(bit, &r), 0);
+			CHECK_U64(r.lost, 0);
+			grb_buf_iter_destroy(bit);
+		}
+		CHECK_EQ(grb_reader_open(rd), 0);
+	}
 	/* The validator trusts its own copy of the geometry, not the
 	 * mapping's: a huge count is a report, not a walk off the end. */
 	own->shm->num_subbuf = own->shm->nr_phys = UINT64_C(1) << 28;
