@@ -189,16 +189,26 @@ static int64_t mono_ns(void)
 	return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
 }
 
+/*
+ * now + period, saturated: the period is any uint64_t (ctf.h sets no
+ * bound), and one past INT64_MAX went negative (a flush on every pass, a
+ * core kept busy) or overflowed the deadline (a flush every slice).
+ */
+static int64_t tick_after(int64_t now, uint64_t period)
+{
+	return period > (uint64_t)(INT64_MAX - now) ? INT64_MAX :
+		now + (int64_t)period;
+}
+
 static void *writer_main(void *arg)
 {
 	struct grb_ctf *t = (struct grb_ctf *)arg;
-	int64_t period = (int64_t)t->flush_period_ns, slice = period / 4;
-	int64_t next_tick = mono_ns() + period, left;
+	int64_t slice = t->flush_period_ns / 4 > 20000000 ? 20000000 :
+		(int64_t)(t->flush_period_ns / 4);
+	int64_t next_tick = tick_after(mono_ns(), t->flush_period_ns), left;
 	unsigned int n = grb_channel_nr_bufs(t->chan);
 
-	/* A stop is seen within 20 ms whatever the period. */
-	if (slice > 20000000)
-		slice = 20000000;
+	/* A stop is seen within 20 ms whatever the period (slice). */
 	if (!slice)
 		slice = 1;
 	while (!atomic_load_explicit(&t->stop, memory_order_acquire)) {
@@ -211,7 +221,7 @@ static void *writer_main(void *arg)
 		if (mono_ns() >= next_tick) {
 			grb_channel_tick(t->chan, GRB_TICK_FLUSH);
 			recover_dead(t, t->flush_period_ns);
-			next_tick = mono_ns() + period;
+			next_tick = tick_after(mono_ns(), t->flush_period_ns);
 		}
 	}
 	/* Writers are done (grb_ctf_stop()'s contract), or dead. */

@@ -202,6 +202,36 @@ static void contract_flush_period(uint64_t period_ns)
 	rm_dir(dir);
 }
 
+/*
+ * A period of centuries, up to UINT64_MAX (ctf.h sets no bound): the
+ * writer thread does not flush the quiet buffer while the tracer runs
+ * (the deadline overflowed: it flushed on every pass, with a core kept
+ * busy, or every 20 ms), and the events come out at stop.
+ */
+static void contract_flush_period_huge(uint64_t period_ns)
+{
+	struct grb_ctf_attr a = attr_ok();
+	const struct grb_ctf_event *ev;
+	struct grb_ctf *t;
+	uint64_t pads = 0;
+	char dir[256];
+
+	snprintf(dir, sizeof(dir), "%s/flush_huge", scratch);
+	a.trace_dir = dir;
+	a.alloc = GRB_ALLOC_PER_CPU;
+	a.flush_period_ns = period_ns;
+	CHECK_EQ(grb_ctf_create(&a, &t), 0);
+	ev = reg_u64(t);
+	for (uint64_t v = 0; v < 3; v++)
+		CHECK_EQ(grb_ctf_emit_raw(t, ev, &v, sizeof(v)), 0);
+	sleep_ns(300000000);
+	CHECK_U64(stream_events(dir, "c", NULL, 0, &pads), 0);
+	CHECK_EQ(grb_ctf_stop(t), 0);
+	CHECK_U64(stream_events(dir, "c", NULL, 0, &pads), 3);
+	grb_ctf_destroy(t);
+	rm_dir(dir);
+}
+
 /* Packets in the stream file NAME_CPU of @dir (each header gives its
  * size). */
 static uint64_t stream_packets(const char *dir, int cpu)
@@ -303,5 +333,7 @@ int main(void)
 	contract_write_error();
 	contract_flush_period(0);
 	contract_flush_period(2000000);
+	contract_flush_period_huge(UINT64_MAX);
+	contract_flush_period_huge((uint64_t)INT64_MAX);
 	return ctf_rig_done("test_ctf_streams");
 }
