@@ -44,7 +44,13 @@
  * events"; packets overwritten in overwrite mode leave gaps in
  * packet_seq_num, which it reports as "discarded packets".  The writer
  * thread keeps both counts (struct grb_ctf_stats) so that they can be
- * compared with what a reader reports.
+ * compared with what a reader reports.  A reader reports only what
+ * changed after a stream's first packet: a trace made after packets were
+ * overwritten (overwrite mode, rebuilt by grb-crash after a crash, or
+ * drained by a consumer that attached late) starts at the oldest packet
+ * left, and the packets and refused events before it are not reported
+ * by babeltrace (the tracer's own writer thread, which starts with the
+ * buffers, reports them all).
  *
  * Concurrency: grb_ctf_emit*() from any thread or signal handler;
  * grb_ctf_event_register() from any thread (not a signal handler);
