@@ -110,8 +110,14 @@ kill -9 $prod; wait $prod 2>/dev/null || true
 "$crash" "$work/shm2/ctf" "$work/crash" || fail "grb-crash failed"
 n=$(events "$work/crash")
 [ "$n" -gt 0 ] || fail "grb-crash: no event recovered"
-babeltrace2 "$work/crash" > /dev/null || fail "babeltrace2 cannot read grb-crash's trace"
-echo "check_ctf_tools: grb-crash after SIGKILL: $n events, read by babeltrace2"
+babeltrace2 "$work/crash" > /dev/null 2>"$work/crash.err" ||
+  fail "babeltrace2 cannot read grb-crash's trace"
+# Overwrite mode for long enough that packets were overwritten: each
+# stream starts with a leader packet (grb_ctf_stream_leader()), so the
+# reader reports them (without it, nothing at all).
+grep -q "discarded [0-9]* packets\{0,1\}" "$work/crash.err" ||
+  fail "grb-crash: the overwritten packets are not reported: $(head -c 300 "$work/crash.err")"
+echo "check_ctf_tools: grb-crash after SIGKILL: $n events, read by babeltrace2, overwritten packets reported"
 
 # 3b. A discard-mode producer killed after it stopped, whose streams end
 # with refusals after their last packets (as in 2b): grb-crash's trace

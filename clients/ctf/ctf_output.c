@@ -138,6 +138,30 @@ int grb_ctf_stream_trailer(const void *last, struct grb_ctf_stream_state *s,
 	return 1;
 }
 
+int grb_ctf_stream_leader(const void *first, struct grb_ctf_stream_state *s,
+			  void *out)
+{
+	struct ctf_packet h;
+
+	if (!first || !s || !out)
+		return -EINVAL;
+	memcpy(&h, first, sizeof(h));
+	if (h.magic != CTF_MAGIC)
+		return -EBADMSG;
+	if (s->started || h.packet_seq_num == 0)
+		return 0;
+	h.timestamp_end = h.timestamp_begin;
+	h.content_size = sizeof(h) * 8;
+	h.packet_size = sizeof(h) * 8;
+	h.packet_seq_num = 0;
+	h.events_discarded = 0;
+	memcpy(out, &h, sizeof(h));
+	s->started = 1;
+	s->next_seq = 1;
+	s->last_discarded = 0;
+	return 1;
+}
+
 static void drain(struct grb_ctf *t)
 {
 	unsigned int n = grb_channel_nr_bufs(t->chan);

@@ -45,12 +45,12 @@
  * packet_seq_num, which it reports as "discarded packets".  The writer
  * thread keeps both counts (struct grb_ctf_stats) so that they can be
  * compared with what a reader reports.  A reader reports only what
- * changed after a stream's first packet: a trace made after packets were
- * overwritten (overwrite mode, rebuilt by grb-crash after a crash, or
- * drained by a consumer that attached late) starts at the oldest packet
- * left, and the packets and refused events before it are not reported
- * by babeltrace (the tracer's own writer thread, which starts with the
- * buffers, reports them all).
+ * changed after a stream's first packet, so a stream that starts after
+ * packets were lost (overwrite mode, rebuilt by grb-crash after a crash,
+ * or drained by a consumer that attached late) begins with a header-only
+ * leader packet (grb_ctf_stream_leader(); grb-crash and grb-consumerd
+ * write it), which makes those losses a gap and a rise the reader
+ * reports.
  *
  * Concurrency: grb_ctf_emit*() from any thread or signal handler;
  * grb_ctf_event_register() from any thread (not a signal handler);
@@ -332,6 +332,34 @@ GRB_API int grb_ctf_packet_fixup(void *packet, size_t size,
 GRB_API int grb_ctf_stream_trailer(const void *last,
 				   struct grb_ctf_stream_state *s,
 				   uint64_t refused, void *out);
+
+/**
+ * grb_ctf_stream_leader - the packet that starts a stream file whose
+ * first packet is not the buffer's first, for a consumer that writes the
+ * files itself.
+ * @first: the first GRB_CTF_PACKET_HEADER_SIZE bytes of the packet about
+ *         to be appended first, as delivered (before the fixup).
+ * @s: the stream's state, zeroed (no packet appended yet); updated when
+ *     a leader is made, as if it had been through the fixup.
+ * @out: GRB_CTF_PACKET_HEADER_SIZE bytes; receives the leader.
+ *
+ * A CTF reader reports a gap in packet_seq_num, or a rise of
+ * events_discarded, only after a stream's first packet.  A stream that
+ * starts later (overwrite mode: the packets before it were overwritten
+ * before a crash was salvaged or a late consumer attached; or another
+ * consumer took them) would hide those losses; this packet comes first
+ * and makes them a gap and a rise the reader reports: @first's stream,
+ * UUID and CPU, both timestamps @first's begin, sequence number 0, no
+ * event, events_discarded 0.  Packets another consumer took are then
+ * reported as discarded from this trace, which does not hold them.
+ * Return: 1 when @out holds a leader to append before @first; 0 when
+ * none is needed (@first's sequence number is 0, or s->started is set;
+ * @out and @s untouched); -EBADMSG when @first's magic is not CTF's;
+ * -EINVAL for a NULL argument.
+ * Context: the stream's writer, before the stream's first packet.
+ */
+GRB_API int grb_ctf_stream_leader(const void *first,
+				  struct grb_ctf_stream_state *s, void *out);
 
 /* What a tracer's channel and writer thread counted. */
 struct grb_ctf_stats {

@@ -232,11 +232,72 @@ static void contract_trailer_shm(void)
 	rm_dir(dir);
 }
 
+/* grb_ctf_stream_leader(): every return, what it writes and leaves. */
+static void contract_leader(void)
+{
+	enum { SIZE = sizeof(struct packet_head) + 8 };
+	unsigned char first[SIZE + 1], out[GRB_CTF_PACKET_HEADER_SIZE + 2];
+	unsigned char *p = first + 1, *o = out + 1;    /* not aligned */
+	struct grb_ctf_stream_state s, s0;
+	struct packet_head h, f;
+	uint64_t gap = 0;
+
+	memset(&s, 0, sizeof(s));
+	memset(out, 0x77, sizeof(out));
+	put_packet(p, 9, 40);
+	CHECK_EQ(grb_ctf_stream_leader(NULL, &s, o), -EINVAL);
+	CHECK_EQ(grb_ctf_stream_leader(p, NULL, o), -EINVAL);
+	CHECK_EQ(grb_ctf_stream_leader(p, &s, NULL), -EINVAL);
+	p[0] ^= 1;
+	CHECK_EQ(grb_ctf_stream_leader(p, &s, o), -EBADMSG);
+	p[0] ^= 1;
+	/* A stream that starts at packet 0 needs none: nothing touched. */
+	put_packet(p, 0, 0);
+	s0 = s;
+	CHECK_EQ(grb_ctf_stream_leader(p, &s, o), 0);
+	CHECK(memcmp(&s, &s0, sizeof(s)) == 0);
+	for (size_t i = 0; i < sizeof(out); i++)
+		CHECK_EQ(out[i], 0x77);
+	/* One that starts at packet 9, 40 events refused before it. */
+	put_packet(p, 9, 40);
+	CHECK_EQ(grb_ctf_stream_leader(p, &s, o), 1);
+	CHECK_EQ(out[0], 0x77);
+	CHECK_EQ(out[sizeof(out) - 1], 0x77);
+	memcpy(&h, o, sizeof(h));
+	memcpy(&f, p, sizeof(f));
+	CHECK_EQ(h.magic, f.magic);
+	CHECK(memcmp(h.uuid, f.uuid, sizeof(h.uuid)) == 0);
+	CHECK_EQ(h.stream_id, f.stream_id);
+	CHECK_U64(h.stream_instance_id, f.stream_instance_id);
+	CHECK_EQ(h.cpu_id, f.cpu_id);
+	CHECK_U64(h.timestamp_begin, f.timestamp_begin);
+	CHECK_U64(h.timestamp_end, f.timestamp_begin);
+	CHECK_U64(h.content_size, sizeof(h) * 8);
+	CHECK_U64(h.packet_size, sizeof(h) * 8);
+	CHECK_U64(h.packet_seq_num, 0);
+	CHECK_U64(h.events_discarded, 0);
+	CHECK_EQ(s.started, 1);
+	CHECK_U64(s.next_seq, 1);
+	CHECK_U64(s.last_discarded, 0);
+	/* The first packet then shows the 8 packets before it as a gap. */
+	CHECK_EQ(grb_ctf_packet_fixup(p, SIZE, &s, &gap), 0);
+	CHECK_U64(gap, 8);
+	CHECK_U64(s.last_discarded, 40);
+	/* Once a packet is appended, never again. */
+	put_packet(p, 30, 50);
+	s0 = s;
+	memset(out, 0x77, sizeof(out));
+	CHECK_EQ(grb_ctf_stream_leader(p, &s, o), 0);
+	CHECK(memcmp(&s, &s0, sizeof(s)) == 0);
+	CHECK_EQ(out[1], 0x77);
+}
+
 int main(void)
 {
 	ctf_rig_start();
 	contract_fixup();
 	contract_trailer_args();
 	contract_trailer_shm();
+	contract_leader();
 	return ctf_rig_done("test_ctf_packets");
 }

@@ -52,10 +52,20 @@ static int drain_ctf(struct chan_state *cs, unsigned int i)
 {
 	struct grb_buf *buf = grb_channel_buf(cs->chan, i);
 	struct grb_reader_subbuf sb;
+	char lead[GRB_CTF_PACKET_HEADER_SIZE];
 	int ret;
 
 	while ((ret = grb_reader_get_next(buf)) == 0) {
 		ret = grb_reader_held(buf, &sb);
+		/* A stream that starts after packets were overwritten (or
+		 * taken by another consumer): a leader first, so that a
+		 * reader reports them (grb_ctf_stream_leader()). */
+		if (!ret && grb_ctf_stream_leader(sb.data, &cs->st[i].st,
+						  lead) == 1) {
+			ret = write_all(cs->out[i], lead, sizeof(lead));
+			if (!ret)
+				cs->bytes += sizeof(lead);
+		}
 		if (!ret)
 			ret = grb_ctf_packet_fixup((void *)(uintptr_t)sb.data,
 						   sb.data_size, &cs->st[i].st,

@@ -236,6 +236,7 @@ static int put_ctf(struct job *j, unsigned int i, const char *data,
 		   size_t size)
 {
 	struct out_stream *s = &j->out[i];
+	char lead[GRB_CTF_PACKET_HEADER_SIZE];
 	size_t off = CTF_HEADER, len = CTF_HEADER;
 	uint64_t bits;
 	uint32_t magic;
@@ -281,6 +282,16 @@ static int put_ctf(struct job *j, unsigned int i, const char *data,
 	bits = (uint64_t)len * 8;
 	memcpy(j->pkt + OFF_CONTENT, &bits, sizeof(bits));
 	memcpy(j->pkt + OFF_PACKET, &bits, sizeof(bits));
+	/* A stream that starts after packets were overwritten: a leader
+	 * first, so that a reader reports them (grb_ctf_stream_leader()). */
+	if (grb_ctf_stream_leader(j->pkt, &s->st, lead) == 1) {
+		int ret = write_all(s->fd, lead, sizeof(lead));
+
+		if (ret)
+			return ret;
+		j->r->packets++;
+		j->r->bytes += sizeof(lead);
+	}
 	/* As a live consumer writes it: no decreasing loss count. */
 	grb_ctf_packet_fixup(j->pkt, len, &s->st, NULL);
 	memcpy(s->last, j->pkt, sizeof(s->last));
