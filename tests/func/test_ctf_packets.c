@@ -101,13 +101,41 @@ static void contract_fixup(void)
 	CHECK_U64(gap, 0);
 }
 
+/*
+ * A header-only packet @o made from packet @from: the same stream, UUID
+ * and CPU, both timestamps @ts, no event, sequence number @seq and
+ * events_discarded @discarded; the bytes around it untouched.
+ */
+static void check_header_only(const unsigned char *out, size_t out_size,
+			      const unsigned char *o, const unsigned char *from,
+			      uint64_t ts, uint64_t seq, uint64_t discarded)
+{
+	struct packet_head h, f;
+
+	CHECK_EQ(out[0], 0x77);
+	CHECK_EQ(out[out_size - 1], 0x77);
+	memcpy(&h, o, sizeof(h));
+	memcpy(&f, from, sizeof(f));
+	CHECK_EQ(h.magic, f.magic);
+	CHECK(memcmp(h.uuid, f.uuid, sizeof(h.uuid)) == 0);
+	CHECK_EQ(h.stream_id, f.stream_id);
+	CHECK_U64(h.stream_instance_id, f.stream_instance_id);
+	CHECK_EQ(h.cpu_id, f.cpu_id);
+	CHECK_U64(h.timestamp_begin, ts);
+	CHECK_U64(h.timestamp_end, ts);
+	CHECK_U64(h.content_size, GRB_CTF_PACKET_HEADER_SIZE * 8);
+	CHECK_U64(h.packet_size, GRB_CTF_PACKET_HEADER_SIZE * 8);
+	CHECK_U64(h.packet_seq_num, seq);
+	CHECK_U64(h.events_discarded, discarded);
+}
+
 static void contract_trailer_args(void)
 {
 	enum { SIZE = sizeof(struct packet_head) + 8 };
 	unsigned char last[SIZE + 1], out[GRB_CTF_PACKET_HEADER_SIZE + 2];
 	unsigned char *p = last + 1, *o = out + 1;     /* not aligned */
 	struct grb_ctf_stream_state s, s0;
-	struct packet_head h, l;
+	struct packet_head l;
 
 	CHECK_EQ(GRB_CTF_PACKET_HEADER_SIZE, sizeof(struct packet_head));
 	memset(&s, 0, sizeof(s));
@@ -132,21 +160,8 @@ static void contract_trailer_args(void)
 		CHECK_EQ(out[i], 0x77);
 	/* Later refusals: the next packet of the stream, header only. */
 	CHECK_EQ(grb_ctf_stream_trailer(p, &s, 25, o), 1);
-	CHECK_EQ(out[0], 0x77);
-	CHECK_EQ(out[sizeof(out) - 1], 0x77);
-	memcpy(&h, o, sizeof(h));
 	memcpy(&l, p, sizeof(l));
-	CHECK_EQ(h.magic, l.magic);
-	CHECK(memcmp(h.uuid, l.uuid, sizeof(h.uuid)) == 0);
-	CHECK_EQ(h.stream_id, l.stream_id);
-	CHECK_U64(h.stream_instance_id, l.stream_instance_id);
-	CHECK_EQ(h.cpu_id, l.cpu_id);
-	CHECK_U64(h.timestamp_begin, l.timestamp_end);
-	CHECK_U64(h.timestamp_end, l.timestamp_end);
-	CHECK_U64(h.content_size, GRB_CTF_PACKET_HEADER_SIZE * 8);
-	CHECK_U64(h.packet_size, GRB_CTF_PACKET_HEADER_SIZE * 8);
-	CHECK_U64(h.packet_seq_num, 5);
-	CHECK_U64(h.events_discarded, 25);
+	check_header_only(out, sizeof(out), o, p, l.timestamp_end, 5, 25);
 	/* The state moved on as if the trailer went through the fixup. */
 	CHECK(s.started);
 	CHECK_U64(s.next_seq, 6);
@@ -239,7 +254,7 @@ static void contract_leader(void)
 	unsigned char first[SIZE + 1], out[GRB_CTF_PACKET_HEADER_SIZE + 2];
 	unsigned char *p = first + 1, *o = out + 1;    /* not aligned */
 	struct grb_ctf_stream_state s, s0;
-	struct packet_head h, f;
+	struct packet_head f;
 	uint64_t gap = 0;
 
 	memset(&s, 0, sizeof(s));
@@ -261,21 +276,8 @@ static void contract_leader(void)
 	/* One that starts at packet 9, 40 events refused before it. */
 	put_packet(p, 9, 40);
 	CHECK_EQ(grb_ctf_stream_leader(p, &s, o), 1);
-	CHECK_EQ(out[0], 0x77);
-	CHECK_EQ(out[sizeof(out) - 1], 0x77);
-	memcpy(&h, o, sizeof(h));
 	memcpy(&f, p, sizeof(f));
-	CHECK_EQ(h.magic, f.magic);
-	CHECK(memcmp(h.uuid, f.uuid, sizeof(h.uuid)) == 0);
-	CHECK_EQ(h.stream_id, f.stream_id);
-	CHECK_U64(h.stream_instance_id, f.stream_instance_id);
-	CHECK_EQ(h.cpu_id, f.cpu_id);
-	CHECK_U64(h.timestamp_begin, f.timestamp_begin);
-	CHECK_U64(h.timestamp_end, f.timestamp_begin);
-	CHECK_U64(h.content_size, sizeof(h) * 8);
-	CHECK_U64(h.packet_size, sizeof(h) * 8);
-	CHECK_U64(h.packet_seq_num, 0);
-	CHECK_U64(h.events_discarded, 0);
+	check_header_only(out, sizeof(out), o, p, f.timestamp_begin, 0, 0);
 	CHECK_EQ(s.started, 1);
 	CHECK_U64(s.next_seq, 1);
 	CHECK_U64(s.last_discarded, 0);

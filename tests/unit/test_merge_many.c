@@ -15,6 +15,7 @@
  * merge two buffers, a heap without a second level: this one reaches
  * every level of the heap's sift.
  */
+#define _GNU_SOURCE
 #include <errno.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -24,6 +25,7 @@
 #include "check.h"
 #include "grb_test_hooks.h"
 #include "lenrec.h"
+#include "../stress/stress_util.h"
 #include "grb/grb.h"
 #include "grb/iter.h"
 
@@ -38,15 +40,8 @@ static const struct grb_config cpu_disc = {
 	0,
 };
 
+/* The stress tests' generator, fixed seed: the same run every time. */
 static uint64_t rng = 0x9e3779b97f4a7c15u;
-
-static uint64_t next_rand(void)
-{
-	rng ^= rng << 13;
-	rng ^= rng >> 7;
-	rng ^= rng << 17;
-	return rng;
-}
 
 /* A record whose payload is @tag (8 bytes), stamped @ts, in the buffer
  * of the CPU this thread pretends to run on. */
@@ -92,7 +87,7 @@ static void run(unsigned int nbufs)
 		grb_test_set_cpu((int)b);
 		ts = UINT64_C(5) << 40;
 		for (j = 0; j < PER_BUF; j++) {
-			ts += next_rand() % 4;
+			ts += stress_rand(&rng) % 4;
 			put(chan, (uint64_t)b << 32 | j, ts);
 		}
 	}
