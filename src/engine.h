@@ -99,6 +99,15 @@ int grb__live_prefix(struct grb_buf *buf, uint64_t pos, uint64_t *size,
  */
 int grb__reader_unget(struct grb_buf *buf);
 
+/*
+ * src/reader.c: a sub-buffer from grb_reader_get_next() that could not be
+ * used (a failed write, a description the reader refused).  Discard mode:
+ * given back unconsumed, the next get_next returns it again.  Overwrite
+ * mode: get_next already moved the consumed position past it and its
+ * records count as read; finished, so the reader holds nothing.
+ */
+void grb__reader_give_back(struct grb_buf *buf);
+
 /* src/channel.c: the parts of a buffer's mapping (grb/impl/layout.h). */
 struct grb_layout {
 	uint64_t off_hot, off_cold, off_ids, off_meta, off_data, map_size;

@@ -143,16 +143,11 @@ static int take_next(struct grb_buf_iter *it)
 	int ret = grb_reader_get_next(it->buf);
 
 	if (ret == 0) {
-		/* A description the reader refuses (-EBADMSG), as
-		 * grb_buf_write() does: discard mode gives it back
-		 * unconsumed, overwrite mode (which get_next moved past it
-		 * already) finishes it. */
+		/* A description the reader refuses (-EBADMSG): given back
+		 * as grb_buf_write() gives it. */
 		ret = grb_reader_held(it->buf, &it->sb);
 		if (ret) {
-			if (it->buf->chan->cfg->mode == GRB_MODE_DISCARD)
-				grb__reader_unget(it->buf);
-			else
-				grb_reader_put_next(it->buf);
+			grb__reader_give_back(it->buf);
 			return ret;
 		}
 		it->held = 1;

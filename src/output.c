@@ -202,21 +202,6 @@ static int subbufs_now(struct grb_buf *buf, uint64_t max, uint64_t *n)
 	return 0;
 }
 
-/*
- * A sub-buffer that could not go out.  Discard mode: given back
- * unconsumed (get_next moved nothing else), the next call starts with
- * it.  Overwrite mode: get_next already moved the consumed position past
- * it, and its records count as read; finish it so the reader holds
- * nothing.
- */
-static void give_back(struct grb_buf *buf)
-{
-	if (buf->chan->cfg->mode == GRB_MODE_DISCARD)
-		grb__reader_unget(buf);
-	else
-		grb_reader_put_next(buf);
-}
-
 static int out_subbufs(struct grb_buf *buf, int fd, uint64_t max,
 		       uint64_t *bytes, const struct out_ops *ops)
 {
@@ -239,7 +224,7 @@ static int out_subbufs(struct grb_buf *buf, int fd, uint64_t max,
 		if (!ret)
 			ret = ops->emit(ops->arg, fd, &sb);
 		if (ret) {
-			give_back(buf);
+			grb__reader_give_back(buf);
 			break;
 		}
 		grb_reader_put_next(buf);

@@ -233,6 +233,14 @@ int grb__reader_unget(struct grb_buf *buf)
 	return 0;
 }
 
+void grb__reader_give_back(struct grb_buf *buf)
+{
+	if (buf->chan->cfg->mode == GRB_MODE_DISCARD)
+		grb__reader_unget(buf);
+	else
+		grb_reader_put_next(buf);
+}
+
 int grb_reader_get_subbuf(struct grb_buf *buf, uint64_t pos)
 {
 	struct grb_buf_shm *shm;
