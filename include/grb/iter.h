@@ -154,10 +154,13 @@ GRB_API void grb_buf_iter_destroy(struct grb_buf_iter *it);
  * (its last sub-buffer read ended at or after that timestamp, or it is
  * finalized and drained).  A buffer that writes nothing therefore holds
  * the merge back (-EAGAIN) until it closes a sub-buffer: call
- * grb_channel_tick() (grb/timer.h) with GRB_TICK_IDLE, which delivers an
- * empty sub-buffer for a buffer with none open, and GRB_TICK_FLUSH, which
- * closes one left open with data (one whose records were read live
- * included), or run the tick thread.  docs/design.md section 21
+ * grb_channel_tick() (grb/timer.h) once a period with GRB_TICK_IDLE,
+ * which delivers an empty sub-buffer for a buffer with none open that
+ * wrote nothing for a whole period (one that wrote since the previous
+ * tick, or at the first tick since its creation, needs one tick more),
+ * and GRB_TICK_FLUSH, which closes one left open with data for a whole
+ * period (one whose records were read live included), or run the tick
+ * thread.  docs/design.md section 21
  * explains the rule.  A channel without a clock (timestamp_bits 0) has no
  * time order across buffers to keep: a record is returned as soon as its
  * buffer has it (lowest buffer index first among those waiting), and no
@@ -230,11 +233,11 @@ typedef int (*grb_record_fn)(void *arg, const struct grb_iter_record *r);
  * An undecodable record (-EIO from next) is skipped and counted as the
  * iterator says; the loop goes on.
  * Return: 0 when nothing more is available now; -ECANCELED when @fn
- * stopped the loop; -ENODATA when every buffer is finalized and drained
- * (after the last record); another negative errno of the iterator's
- * _next() other than -EIO (-EBADMSG for a shared mapping naming no
- * sub-buffer of its buffer), which ends the loop after the records
- * before it; -EINVAL for NULL @it or @fn.
+ * stopped the loop; -ENODATA when every buffer is finalized and drained,
+ * or a snapshot is at its end (after the last record); another negative
+ * errno of the iterator's _next() other than -EIO (-EBADMSG for a shared
+ * mapping naming no sub-buffer of its buffer), which ends the loop after
+ * the records before it; -EINVAL for NULL @it or @fn.
  * Context: the iterator's thread; @fn runs on it and may not use @it.
  */
 GRB_API int grb_buf_iter_consume(struct grb_buf_iter *it, grb_record_fn fn,

@@ -81,8 +81,10 @@ GRB_API int grb_reader_release(struct grb_buf *buf);
  * @consumed: receives the consumed position (first unread sub-buffer).
  * @produced: receives the start of the sub-buffer writers are in (every
  *            sub-buffer before it is closed, though maybe not delivered).
- * Return: 0 when at least one sub-buffer is closed; -EAGAIN when none is
- * yet; -ENODATA when the channel is finalized and everything was consumed;
+ * Return: 0 when at least one closed sub-buffer is not consumed yet
+ * (@consumed < @produced: in discard mode one held with get_next still
+ * counts, in overwrite mode get_next consumed it); -EAGAIN when none is;
+ * -ENODATA when the channel is finalized and everything was consumed;
  * -EPERM when not open; -EINVAL for NULL.
  * Ordering: acquire.
  */
