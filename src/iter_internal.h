@@ -86,4 +86,9 @@ struct grb_iter_split {
 /* src/merge.c: the channel iterator's split record. */
 struct grb_iter_split *grb__chan_iter_split(struct grb_chan_iter *ci);
 
+/* src/merge.c: give back the losses of a record grb_chan_iter_read()
+ * took to its buffer's iterator. */
+void grb__chan_iter_unreport(struct grb_chan_iter *ci,
+			     const struct grb_iter_record *r);
+
 #endif /* GRB_SRC_ITER_INTERNAL_H */

@@ -264,6 +264,25 @@ struct grb_iter_split *grb__chan_iter_split(struct grb_chan_iter *ci)
 	return &ci->split;
 }
 
+/*
+ * grb_chan_iter_read() took @r, whose payload alone reaches its caller:
+ * the losses it carried go back to its buffer's iterator, for
+ * grb_chan_iter_lost() (or the buffer's next record) to report, and out
+ * of the count of those reported with records.
+ */
+void grb__chan_iter_unreport(struct grb_chan_iter *ci,
+			     const struct grb_iter_record *r)
+{
+	unsigned int b;
+
+	for (b = 0; b < ci->n; b++)
+		if (ci->its[b].buf == r->buf) {
+			ci->its[b].lost_pending += r->lost;
+			ci->st.lost -= r->lost;
+			return;
+		}
+}
+
 uint64_t grb_chan_iter_lost(struct grb_chan_iter *ci)
 {
 	uint64_t n = 0;

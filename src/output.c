@@ -69,7 +69,11 @@ int grb_buf_iter_read(struct grb_buf_iter *it, void *dst, size_t cap,
 			it->read_off += n;      /* dst is full */
 			break;
 		}
+		/* Advancing clears the losses the record carried; the
+		 * caller sees no record, so they stay for
+		 * grb_buf_iter_lost() (grb/output.h). */
 		grb__buf_iter_advance(it, &r);  /* resets read_off */
+		it->lost_pending += r.lost;
 	}
 	return read_result(ret, got, took, len);
 }
@@ -98,6 +102,8 @@ int grb_chan_iter_read(struct grb_chan_iter *ci, void *dst, size_t cap,
 				continue;       /* skipped and counted */
 			if (ret)
 				break;
+			if (r.lost)
+				grb__chan_iter_unreport(ci, &r);
 			off = 0;
 		}
 		n = copy_part((char *)dst + got, cap - got, &r, off);

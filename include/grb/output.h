@@ -43,11 +43,17 @@ struct grb_chan_iter;
  * _next() call on the iterator while a record is split returns that
  * record whole and forgets the split.  A record that does not decode is
  * skipped and counted as the _next() functions say, and the copy goes on.
+ * Losses: no record reaches the caller, so the losses the iterator
+ * reports with a record (grb_iter_record.lost) are not reported by these
+ * calls: they stay in grb_buf_iter_lost() / grb_chan_iter_lost() (and out
+ * of grb_chan_iter_stats()'s lost) until a _next() call returns a record
+ * of that buffer, which then carries them.
  * Return: 0 (with *@len > 0, or *@len == 0 when nothing is readable now,
  * or when what was read were records with empty payloads);
- * -ENODATA when finalized and drained and nothing is pending (a call that
- * copied something, or consumed records with empty payloads, returns 0,
- * the next one -ENODATA); -EBADMSG from an attached reader (grb/shm.h)
+ * -ENODATA when finalized and drained (a snapshot: at its end) and
+ * nothing is pending (a call that copied something, or consumed records
+ * with empty payloads, returns 0, the next one -ENODATA); -EBADMSG from
+ * an attached reader (grb/shm.h)
  * whose mapping names no sub-buffer of its buffer, as the iterator's
  * _next(); -EINVAL for NULL arguments or @cap == 0.
  * Context: the iterator's thread; not signal-safe.
