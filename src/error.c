@@ -15,15 +15,15 @@ const char *grb_strerror(int err)
 	case -ENOMEM:	return "out of memory";
 	case -EAGAIN:	return "not available now: records disabled, or no sub-buffer ready";
 	case -ESHUTDOWN: return "channel finalized";
-	case -EBUSY:	return "busy: reader already open, sub-buffer already held, nesting too deep, or reservation not the last";
+	case -EBUSY:	return "busy: reader already open, sub-buffer already held, nesting too deep, no journal entry, or reservation not the last";
 	case -ENOBUFS:	return "buffer full (discard mode) or destination too small";
-	case -EIO:	return "next sub-buffer still being written a lap ago";
-	case -ENOSPC:	return "record larger than a sub-buffer";
+	case -EIO:	return "next sub-buffer still being written a lap ago, a record that does not decode, or an I/O error";
+	case -ENOSPC:	return "no space: record larger than a sub-buffer, or out of shared memory or event classes";
 	case -ENODATA:	return "no data: finalized and drained, or nothing to flush";
 	case -ESTALE:	return "position overwritten or already consumed";
-	case -EPERM:	return "not permitted in this state (reader not open, or nothing held)";
+	case -EPERM:	return "not permitted in this state (reader not open or released, nothing held, or an attached channel)";
 	case -ERANGE:	return "outside the sub-buffer's data";
-	case -EALREADY:	return "already finalized";
+	case -EALREADY:	return "already done: finalized, released or stopped";
 	/* -EOPNOTSUPP is the same value on Linux. */
 	case -ENOTSUP:	return "not supported: no record decoder, a private channel, or not on this machine";
 	case -EUCLEAN:	return "buffer invariant broken (grb_buf_validate)";

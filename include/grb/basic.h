@@ -142,12 +142,18 @@ struct grb_basic_wctx {
 /**
  * grb_basic_reserve - reserve a record of @len bytes and write its header;
  * the caller fills w->data, then calls grb_basic_commit().
- * Return: as grb_basic_write().
+ * Return: 0, or the errors of grb_reserve(); -EINVAL for NULL @b or @w, or
+ * @len > GRB_BASIC_MAX_LEN.
+ * Context: as grb_basic_write().
  */
 GRB_API int grb_basic_reserve(struct grb_basic *b, size_t len,
 		      struct grb_basic_wctx *w);
 
-/** grb_basic_commit - publish a record from grb_basic_reserve(). */
+/**
+ * grb_basic_commit - publish a record from grb_basic_reserve().
+ * Context and ordering: as grb_commit() (grb/writer.h): the reserving
+ * thread, or one it handed @w to.
+ */
 GRB_API void grb_basic_commit(struct grb_basic_wctx *w);
 
 /* A record read back. */
@@ -254,7 +260,11 @@ struct grb_basic_counts {
 };
 
 /**
- * grb_basic_get_counts - counters of buffer @cpu.  Return: 0 or -EINVAL.
+ * grb_basic_get_counts - counters of buffer @cpu.
+ * Return: 0; -EINVAL for NULL @b or @c, or a bad @cpu.
+ * Context: the thread that reads buffer @cpu, or any thread while no
+ * basic read call runs on it (consumed, dropped and corrupt are that
+ * reader's plain counts).
  * Each counter is read atomically, one after the other, as
  * grb_buf_get_stats() reads them: while writers run they are not one
  * snapshot, and entries, computed from the others, is then 0 rather than
@@ -270,17 +280,28 @@ GRB_API int grb_basic_get_counts(struct grb_basic *b, unsigned int cpu,
  */
 GRB_API int grb_basic_reset(struct grb_basic *b);
 
-/** grb_basic_record_disable/enable: refuse (-EAGAIN) or allow writes. */
+/**
+ * grb_basic_record_disable/enable: refuse (-EAGAIN) or allow writes, as
+ * grb_channel_record_disable/enable().  Return: 0, or -EINVAL for NULL.
+ */
 GRB_API int grb_basic_record_disable(struct grb_basic *b);
 GRB_API int grb_basic_record_enable(struct grb_basic *b);
 
-/** grb_basic_flush - close every open sub-buffer so it can be consumed. */
+/**
+ * grb_basic_flush - close every open sub-buffer so it can be consumed
+ * (grb_channel_flush() with GRB_FLUSH_ACTIVE).
+ * Return: 0, or -EINVAL for NULL.
+ */
 GRB_API int grb_basic_flush(struct grb_basic *b);
 
-/** grb_basic_finalize - end of writing (see grb_channel_finalize()). */
+/**
+ * grb_basic_finalize - end of writing (see grb_channel_finalize()).
+ * Return: 0; -EINVAL for NULL; -EALREADY when already finalized.
+ */
 GRB_API int grb_basic_finalize(struct grb_basic *b);
 
-/** grb_basic_nr_bufs - number of buffers (possible CPUs, or 1). */
+/** grb_basic_nr_bufs - number of buffers (possible CPUs, or 1; 0 for
+ * NULL). */
 GRB_API unsigned int grb_basic_nr_bufs(const struct grb_basic *b);
 
 /**
@@ -301,7 +322,7 @@ GRB_API unsigned int grb_basic_nr_bufs(const struct grb_basic *b);
  */
 GRB_API int grb_basic_release_readers(struct grb_basic *b);
 
-/** grb_basic_channel - the engine channel underneath. */
+/** grb_basic_channel - the engine channel underneath (NULL for NULL). */
 GRB_API struct grb_channel *grb_basic_channel(struct grb_basic *b);
 
 #ifdef __cplusplus

@@ -123,6 +123,7 @@ GRB_API int grb_buf_flush(struct grb_buf *buf, enum grb_flush how);
  * that could not be opened (-ENOBUFS, -EIO), no journal entry (-EBUSY),
  * an inconsistent mapping (-EBADMSG); every buffer is tried whatever the
  * others gave.  grb_buf_flush() on each buffer tells them apart.
+ * Context and ordering: as grb_buf_flush(), buffer after buffer.
  */
 GRB_API int grb_channel_flush(struct grb_channel *chan, enum grb_flush how);
 
@@ -177,10 +178,11 @@ GRB_API struct grb_buf *grb_channel_buf(struct grb_channel *chan, unsigned int i
 /** grb_channel_priv - the attr->priv given at creation (NULL for NULL). */
 GRB_API void *grb_channel_priv(const struct grb_channel *chan);
 
-/** grb_buf_cpu - the buffer's CPU, or -1 for a per-channel buffer. */
+/** grb_buf_cpu - the buffer's CPU, or -1 for a per-channel buffer (and
+ * for NULL). */
 GRB_API int grb_buf_cpu(const struct grb_buf *buf);
 
-/** grb_buf_channel - the channel a buffer belongs to. */
+/** grb_buf_channel - the channel a buffer belongs to (NULL for NULL). */
 GRB_API struct grb_channel *grb_buf_channel(const struct grb_buf *buf);
 
 /* Which synchronization a channel's writers use (GRB_CONFIG_SYNC_PER_CPU). */
@@ -248,7 +250,8 @@ struct grb_buf_stats {
 	uint64_t lost_full;     /* refused: buffer full (discard mode) */
 	uint64_t lost_wrap;     /* refused: next sub-buffer not committed */
 	uint64_t lost_big;      /* refused: larger than a sub-buffer */
-	uint64_t lost_nesting;  /* refused: nesting deeper than the bound */
+	uint64_t lost_nesting;  /* refused: nesting deeper than the bound,
+				   or no journal entry (shared buffers) */
 	uint64_t discarded;     /* reservations abandoned with
 				   grb_try_discard_reserve(): never written,
 				   never read, not a loss */
@@ -294,7 +297,12 @@ struct grb_buf_stats {
  */
 GRB_API int grb_buf_get_stats(const struct grb_buf *buf, struct grb_buf_stats *st);
 
-/** grb_channel_get_stats - the sum of grb_buf_get_stats() over all buffers. */
+/**
+ * grb_channel_get_stats - the sum of grb_buf_get_stats() over all buffers,
+ * field by field (produced and consumed included).
+ * Return: 0, or -EINVAL for a NULL argument.
+ * Context: any thread; a snapshot as grb_buf_get_stats() says.
+ */
 GRB_API int grb_channel_get_stats(const struct grb_channel *chan,
 		      struct grb_buf_stats *st);
 
@@ -304,8 +312,9 @@ struct grb_memory {
 				    and in shared memory the writers'
 				    journal (grb/recover.h) */
 	uint64_t total_bytes;    /* their sum: what the channel maps, plus
-				    its handles on the heap (counted in
-				    control_bytes) */
+				    its struct grb_channel and struct
+				    grb_buf handles on the heap (counted
+				    in control_bytes) */
 	unsigned int nr_bufs;
 	uint64_t subbufs_per_buf;  /* num_subbuf, + 1 in overwrite mode */
 };

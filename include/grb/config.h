@@ -202,11 +202,13 @@ struct grb_config {
 	unsigned int timestamp_bits;
 	struct grb_client_cb cb;
 	/*
-	 * GRB_CONFIG_SHARED for a configuration of channels in shared memory
-	 * (grb/shm.h), 0 otherwise.  A shared channel's writers journal each
-	 * reservation in the mapping so that the sub-buffer of one that dies
-	 * can be recovered (grb/recover.h): a few plain stores per record,
-	 * which a private configuration's fast path does not contain at all.
+	 * GRB_CONFIG_* bits, 0 for none.  GRB_CONFIG_SHARED for a
+	 * configuration of channels in shared memory (grb/shm.h); a private
+	 * channel may use one too.  GRB_CONFIG_SYNC_PER_CPU below.  A shared
+	 * channel's writers journal each reservation in the mapping so that
+	 * the sub-buffer of one that dies can be recovered (grb/recover.h):
+	 * a few plain stores per record, which a private configuration's
+	 * fast path does not contain at all.
 	 * Last, so that a positional initializer without it means 0.
 	 */
 	unsigned int flags;
