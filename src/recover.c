@@ -353,6 +353,34 @@ static int choose(struct piece_set *ps, uint64_t missing,
 	return nm > 1 ? 2 : 1;
 }
 
+/*
+ * The dead records among the damaged pieces (p[] sorted by position): the
+ * most of them that are pairwise disjoint, taken by earliest end.  Two
+ * reservations never overlap, so overlapping record pieces name one
+ * reservation twice: a writer that loaded the position and journaled,
+ * then died before its CAS, beside the writer whose CAS took those bytes.
+ * Both may be in the union choose() damages; counting each piece would
+ * add to lost_dead a record that was never reserved.
+ */
+static unsigned int dead_records(const struct piece *p, unsigned int n)
+{
+	unsigned int i, count = 0;
+	uint64_t end = 0;
+
+	for (i = 0; i < n; i++) {
+		if (!p[i].damaged || p[i].kind != P_REC)
+			continue;
+		if (count == 0 || p[i].a >= end) {
+			count++;
+			end = p[i].b;
+		} else if (p[i].b < end) {
+			/* Ends sooner: keep it in place of the last one. */
+			end = p[i].b;
+		}
+	}
+	return count;
+}
+
 static int cmp_piece(const void *x, const void *y)
 {
 	const struct piece *a = (const struct piece *)x;
@@ -476,7 +504,7 @@ static int recover_one(const struct grb_config *cfg, struct grb_buf *buf,
 {
 	uint64_t E = L + buf->subbuf_size, slot = grb__slot(buf, L);
 	uint64_t c, missing, w, st, old, begin, end, xend, owner, phys;
-	unsigned int i, k, records = 0;
+	unsigned int i, k, records;
 	struct grb_recover_info done;
 	struct lap_view v;
 	int m, checked;
@@ -610,9 +638,7 @@ again:
 	/* Counted in @info only once the CAS below makes it ours. */
 	memset(&done, 0, sizeof(done));
 	repair(cfg, buf, L, phys, ps->p, ps->n, &done);
-	for (i = 0; i < ps->n; i++)
-		if (ps->p[i].damaged && ps->p[i].kind == P_REC)
-			records++;
+	records = dead_records(ps->p, ps->n);
 	/* acq_rel, as a commit: the repair's stores are published with the
 	 * counter, and a CAS, so that one recoverer wins. */
 	if (!grb_cas_acq_rel(&buf->hot[slot].cc, &c, c + missing))

@@ -501,9 +501,28 @@ int grb_channel_send(const struct grb_channel *chan, int sock)
 }
 
 /*
+ * Descriptors were cut short (MSG_CTRUNC): either more came on one byte
+ * than a batch, which grb_channel_send() never sends, or the kernel had
+ * no descriptor number left to install one in (it then installs fewer,
+ * or none, and says only this).  Tell the two apart by asking for one
+ * now: a well-formed message this process had no room for is attach's
+ * -EMFILE or -ENFILE, not a bad message.
+ */
+static int cut_short(int sock)
+{
+	int fd = fcntl(sock, F_DUPFD_CLOEXEC, 0);
+
+	if (fd < 0)
+		return errno == EMFILE || errno == ENFILE ? -errno : -EBADMSG;
+	close(fd);
+	return -EBADMSG;
+}
+
+/*
  * Receive exactly len bytes; descriptors that arrive with them are
  * appended to fds (at most want, *got so far).  Descriptors beyond want,
- * or cut short (MSG_CTRUNC), make the message bad.
+ * or cut short (MSG_CTRUNC), make the message bad, unless they were cut
+ * for want of a descriptor number (cut_short()).
  */
 static int recv_all(int sock, void *buf, size_t len, int *fds,
 		    unsigned int want, unsigned int *got)
@@ -514,7 +533,7 @@ static int recv_all(int sock, void *buf, size_t len, int *fds,
 	struct cmsghdr *cm;
 	unsigned int n;
 	ssize_t r;
-	int bad = 0;
+	int err = 0;
 
 	while (len) {
 		memset(&msg, 0, sizeof(msg));
@@ -542,18 +561,18 @@ static int recv_all(int sock, void *buf, size_t len, int *fds,
 				memcpy(extra, CMSG_DATA(cm), n * sizeof(int));
 				while (n--)
 					close(extra[n]);
-				bad = 1;
+				err = -EBADMSG;
 				continue;
 			}
 			memcpy(fds + *got, CMSG_DATA(cm), n * sizeof(int));
 			*got += n;
 		}
-		if (msg.msg_flags & MSG_CTRUNC)
-			bad = 1;
+		if ((msg.msg_flags & MSG_CTRUNC) && !err)
+			err = cut_short(sock);
 		buf = (char *)buf + r;
 		len -= (size_t)r;
 	}
-	return bad ? -EBADMSG : 0;
+	return err;
 }
 
 int grb_channel_recv(int sock, const struct grb_config *cfg,

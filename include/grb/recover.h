@@ -46,7 +46,10 @@
  * from the commit counter's sum: when two writers died in the same
  * sub-buffer and more than one set of their reservations adds up to what
  * is missing, the union is damaged, which may take a committed record
- * with it (counted in `ambiguous`).
+ * with it (counted in `ambiguous`; a record slot so taken is counted in
+ * `records` and lost_dead as the dead ones are).  A writer that died
+ * after journaling but before its CAS reserved nothing: where its entry
+ * names the bytes of a dead record, that record is counted once.
  * A record that follows padding may have a compressed timestamp taken
  * relative to the dead record's: decoders expand it from the record
  * before the padding, which is exact unless the two are more than 2^32
@@ -113,8 +116,10 @@ GRB_API int grb_buf_recover(struct grb_buf *buf, uint64_t deadline_ns,
 
 /**
  * grb_channel_recover - grb_buf_recover() on every buffer of @chan.
- * Return: the sum of their returns; -EINVAL for NULL @chan; -EOPNOTSUPP
- * for a private channel.  @info receives the sums.
+ * Return: the sum of their returns, @info receiving the sums; -EINVAL
+ * for NULL @chan; -EOPNOTSUPP for a private channel; or, at once, the
+ * first error a buffer returns (-ENOMEM): the buffers before it stay as
+ * their calls left them, and @info is not written.
  */
 GRB_API int grb_channel_recover(struct grb_channel *chan, uint64_t deadline_ns,
 				struct grb_recover_info *info);

@@ -35,9 +35,11 @@
  * index and data size it reads from the mapping, so a corrupt description
  * is an error at attach and a corrupt index or size is -EBADMSG from the
  * reader, not an access outside the mapping.  A memfd is sealed against
- * shrinking (F_SEAL_SHRINK), so no process can truncate it under another;
- * a file under a directory cannot be sealed, and shrinking it while
- * mapped raises SIGBUS in every process that touches the lost pages.
+ * shrinking (F_SEAL_SHRINK), so no process can truncate it under another,
+ * and against growing (F_SEAL_GROW: attach refuses a file of another
+ * size), the seals themselves sealed (F_SEAL_SEAL); a file under a
+ * directory cannot be sealed, and shrinking it while mapped raises
+ * SIGBUS in every process that touches the lost pages.
  *
  * Roles.  The creator owns the channel: finalize, the buffer_create and
  * buffer_finalize callbacks and, with a directory, removing the files at
@@ -214,6 +216,8 @@ GRB_API int grb_channel_send(const struct grb_channel *chan, int sock);
  * Return: as grb_channel_attach(), or -EPERM for a sender that is neither,
  * -ENOTCONN for a socket with no peer, -EBADMSG for a message that is not
  * grb_channel_send()'s (its descriptors too few or too many among them),
+ * -EMFILE or -ENFILE when no descriptor is left to receive them into
+ * (the message was grb_channel_send()'s: not -EBADMSG),
  * -EPROTONOSUPPORT for one of another version, -ECONNRESET when the
  * sender closed early, or the socket's errno (-ENOTSOCK, -EBADF...).
  * Context: any thread.
