@@ -117,7 +117,11 @@ GRB_API int grb_buf_iter_create(struct grb_buf *buf, enum grb_iter_mode mode,
  * as lost (reported with the next record; read live, the records
  * committed into that rest later too), and the next call goes on;
  * -EBADMSG (a reader attached to shared buffers, grb/shm.h) when the
- * mapping names no sub-buffer of the buffer; -EINVAL for NULL.
+ * mapping names no sub-buffer of the buffer (a snapshot, and a consuming
+ * iterator in discard mode, meet that sub-buffer again at the next call;
+ * in overwrite mode a consuming iterator's grb_reader_get_next() consumed
+ * it, and the buffer counts its records as read: none is returned or
+ * reported lost); -EINVAL for NULL.
  * Ordering: acquire (as grb_reader_get_next()).
  */
 GRB_API int grb_buf_iter_next(struct grb_buf_iter *it,
