@@ -690,6 +690,42 @@ static void test_corrupt(void)
 	atomic_store((_Atomic uint64_t *)&own->ids[slot], id);
 	grb_channel_destroy(att);
 	grb_channel_destroy(chan);
+
+	/* Overwrite mode, a delivered sub-buffer whose size is beyond the
+	 * sub-buffer: a consuming iterator's get_next consumed it before
+	 * held() refused it (grb/iter.h): -EBADMSG once, its record counted
+	 * read, and the next call goes on with the next sub-buffer. */
+	CHECK_EQ(grb_channel_create_shared(ocfg, &attr, &mem, &chan), 0);
+	fd = grb_channel_shm_fd(chan, 0);
+	CHECK_EQ(grb_channel_attach(ocfg, CLIENT, &fd, 1, GRB_ATTACH_READER,
+				    &att), 0);
+	own = grb_channel_buf(chan, 0);
+	rd = grb_channel_buf(att, 0);
+	CHECK_EQ(tc_write(ocfg, chan, 0, 0, 0), 0);
+	CHECK_EQ(grb_buf_flush(own, GRB_FLUSH_ACTIVE), 0);
+	CHECK_EQ(tc_write(ocfg, chan, 0, 1, 0), 0);
+	CHECK_EQ(grb_buf_flush(own, GRB_FLUSH_ACTIVE), 0);
+	{
+		struct grb_buf_iter *bit;
+		struct grb_buf_stats st;
+		uint64_t phys = atomic_load((_Atomic uint64_t *)&own->ids[0]) &
+			GRB_ID_INDEX_MASK;
+		uint64_t good = own->meta[phys].data_size;
+
+		own->meta[phys].data_size = SB * 100;
+		CHECK_EQ(grb_buf_iter_create(rd, GRB_ITER_CONSUME, &bit), 0);
+		CHECK_EQ(grb_buf_iter_next(bit, &r), -EBADMSG);
+		CHECK_EQ(grb_buf_iter_next(bit, &r), 0);
+		CHECK(r.pos >= SB && r.pos < 2 * SB);
+		CHECK_U64(r.lost, 0);
+		CHECK_EQ(grb_buf_iter_next(bit, &r), -EAGAIN);
+		CHECK_EQ(grb_buf_get_stats(own, &st), 0);
+		CHECK_U64(st.read, 2);
+		grb_buf_iter_destroy(bit);
+		own->meta[phys].data_size = good;
+	}
+	grb_channel_destroy(att);
+	grb_channel_destroy(chan);
 }
 
 /* ---- another user ------------------------------------------------------- */
