@@ -142,14 +142,33 @@ static uint64_t wm_end(uint64_t c, uint64_t bytes)
 	return bytes && bytes < UINT64_MAX - c ? c + bytes : UINT64_MAX;
 }
 
-/* Arm buffer buf for a waiter of kind `bit` with watermark wm. */
+/*
+ * Arm buffer buf for a waiter of kind `bit` with watermark wm.
+ *
+ * The buffer has one stored watermark for all its kinds of waiter.  An
+ * event fd arming stays while its reader blocks in a wait of its own:
+ * that wait must not raise the arming's watermark, or a delivery that
+ * meets the arming's would feed the fd nothing.  So while another kind
+ * is armed the lower of both is stored: a waker then comes at the first
+ * of the two, and each waiter treats an early wake-up as spurious (a
+ * wait checks its own watermark again; an fd readiness is a hint).  A
+ * stale read here (the bits taken meanwhile) only makes one such early
+ * wake-up.
+ */
 static void arm(struct grb_buf *buf, uint64_t bit, uint64_t n, uint64_t bytes)
 {
 	struct grb_buf_shm *shm = buf->shm;
 	uint64_t c = grb_load_acquire(&shm->consumed);
+	uint64_t end = wm_end(c, bytes), v;
 
+	if (grb_load_relaxed(&shm->waiting) & ~bit) {
+		v = grb_load_relaxed(&shm->wake_delivered);
+		n = v < n ? v : n;
+		v = grb_load_relaxed(&shm->wake_pos);
+		end = v < end ? v : end;
+	}
 	grb_store_relaxed(&shm->wake_delivered, n);
-	grb_store_relaxed(&shm->wake_pos, wm_end(c, bytes));
+	grb_store_relaxed(&shm->wake_pos, end);
 	/* seq_cst: the Dekker side of the reader (see the top of the file);
 	 * also publishes the watermark to the waker that sees the bit. */
 	grb_fetch_or_seq_cst(&shm->waiting, bit);
@@ -362,6 +381,15 @@ int grb_channel_event_fd(struct grb_channel *chan, int *fd)
 
 	if (!chan || !fd)
 		return -EINVAL;
+	/*
+	 * An attached channel's writers all write through other handles,
+	 * in other processes, whose commits cannot write this process's
+	 * eventfd; they would take an arming's bit back and write nothing,
+	 * so the fd would never become readable.  Refuse, rather than hand
+	 * out a descriptor that stays silent: the futex waits work there.
+	 */
+	if (chan->shared == GRB_CHAN_READER || chan->shared == GRB_CHAN_WRITER)
+		return -ENOTSUP;
 	/* Made once: callers racing here each make one, one is kept (the
 	 * CAS) and the others closed, so all get the same. */
 	cur = __atomic_load_n(&chan->event_fd, __ATOMIC_ACQUIRE);

@@ -4,17 +4,22 @@
  * buffer and per channel, and an event file descriptor for poll/epoll.
  *
  * The wait word is a futex inside the buffer's mapping, so a reader in
- * another process that maps the buffer waits the same way.  Writers pay
- * nothing while no reader waits: a commit loads one word (GRB_WAIT_* bits
- * on a line no writer writes) and finds it zero.  A reader that arms a
- * wait sets that word; the first commit (or delivery) that meets the
- * watermark takes the bits back with one atomic and-not and makes the one
- * wake-up call.  The ordering that keeps a wake-up from being lost is in
- * docs/design.md, section 20, and in the Spin model.
+ * another process that maps the buffer waits the same way (the event fd
+ * does not: it is fed only by commits made through its own channel
+ * handle, grb_channel_event_fd()).  Writers pay nothing while no reader
+ * waits: a commit loads one word (GRB_WAIT_* bits on a line no writer
+ * writes) and finds it zero.  A reader that arms a wait sets that word;
+ * the first commit (or delivery) that meets the watermark takes the bits
+ * back with one atomic and-not and makes the one wake-up call.  The
+ * ordering that keeps a wake-up from being lost is in docs/design.md,
+ * section 20, and in the Spin model.
  *
  * Concurrency: one reader per buffer (grb/reader.h); a channel wait or an
- * armed event fd counts as reading every buffer of the channel.  Writers
- * run concurrently.  None of these functions is signal-safe.
+ * armed event fd counts as reading every buffer of the channel.  An
+ * arming stands while its reader blocks in a wait: the fd still becomes
+ * readable at the arming's watermark (or at the wait's, when lower: a
+ * readiness is only a hint).  Writers run concurrently.  None of these
+ * functions is signal-safe.
  */
 #ifndef GRB_WAIT_H
 #define GRB_WAIT_H
@@ -106,7 +111,14 @@ GRB_API int grb_channel_wait(struct grb_channel *chan,
  * can add one to it.  A readiness is only a hint: read the fd (or arm
  * again) to clear it, and treat a wake-up that finds nothing as
  * spurious.
- * Return: 0; -EINVAL for NULL; the negative errno of eventfd(2).
+ * Only commits made through this channel handle write it (an eventfd is
+ * this process's).  A channel attached to shared buffers (grb/shm.h),
+ * whose writers all write through other handles, has none: wait with
+ * grb_channel_wait() there.  On a shared channel created here, a commit
+ * made through an attached writer's handle clears an arming without
+ * writing the fd: poll it only while no writer is attached.
+ * Return: 0; -EINVAL for NULL; -ENOTSUP for an attached channel; the
+ * negative errno of eventfd(2).
  * Context: any thread, not concurrently with grb_channel_destroy().
  */
 GRB_API int grb_channel_event_fd(struct grb_channel *chan, int *fd);
