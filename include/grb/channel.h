@@ -275,10 +275,13 @@ struct grb_buf_stats {
 	 * reservations made off the buffer's CPU, or by a thread without
 	 * rseq (not those of a thread with rseq on it); and reservations
 	 * that gave up after 16 aborts as above.  Each one cost a membarrier()
-	 * system call (docs/design.md section 25).  A flush or discard
-	 * that moves nothing (-ENODATA, -ENOBUFS, -EIO, -EBUSY) is not
-	 * counted, though one refused off the buffer's CPU, or a refused
-	 * GRB_FLUSH_EMPTY, may still have made the system call.
+	 * system call (docs/design.md section 25).  A flush, discard or
+	 * reservation that moves nothing is not counted: one refused
+	 * (-ENODATA, -ENOBUFS, -EIO, -EBUSY, or any refusal of
+	 * grb_reserve()), or a discard of a slot that ends at its
+	 * sub-buffer's end (it succeeds with the position already past
+	 * it); though a flush or discard refused off the buffer's CPU, or
+	 * a refused GRB_FLUSH_EMPTY, may still have made the system call.
 	 */
 	uint64_t remote_commits;
 	uint64_t remote_moves;

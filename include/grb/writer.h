@@ -89,9 +89,11 @@ static inline void grb_ctx_init(struct grb_ctx *ctx, size_t data_size,
  * @ctx: context with data_size and largest_align set.
  *
  * Picks the buffer of the current CPU (or the channel's buffer), reserves
- * header + padding + data_size bytes with one compare-and-swap, and points
- * ctx->wptr at the record header.  On success the caller must end with
- * exactly one grb_commit() or a successful grb_try_discard_reserve().
+ * header + padding + data_size bytes with one move of the write position
+ * (a compare-and-swap, or on the per-CPU path a restartable sequence),
+ * and points ctx->wptr at the record header.  On success the caller must
+ * end with exactly one grb_commit() or a successful
+ * grb_try_discard_reserve().
  *
  * Return: 0 on success, or, with nothing reserved:
  *  -EAGAIN     records are disabled on the channel or buffer;
@@ -104,7 +106,9 @@ static inline void grb_ctx_init(struct grb_ctx *ctx, size_t data_size,
  *              first, before -EAGAIN and -ESHUTDOWN);
  *  -ENOBUFS    discard mode, buffer full (counted as lost_full);
  *  -EIO        the next sub-buffer still holds uncommitted data from the
- *              previous lap (counted as lost_wrap);
+ *              previous lap (counted as lost_wrap), in either mode: in
+ *              discard mode it comes before -ENOBUFS, whose ring is then
+ *              full too;
  *  -ENOSPC     the record cannot fit in an empty sub-buffer (counted as
  *              lost_big);
  *  -EINVAL     the slot would be empty (no record header, data_size 0,
