@@ -280,7 +280,7 @@ int grb_ctf_create(const struct grb_ctf_attr *attr, struct grb_ctf **out)
 	struct grb_channel_attr cattr;
 	struct grb_ctf *t;
 	uint8_t uuid[16];
-	int ret, shared;
+	int ret, shared, wrote_meta = 0;
 
 	if (!attr || !out || !chan_name_ok(attr->name) ||
 	    (attr->alloc != GRB_ALLOC_PER_CPU &&
@@ -315,8 +315,10 @@ int grb_ctf_create(const struct grb_ctf_attr *attr, struct grb_ctf **out)
 	t->cfg = grb__ctf_config(attr->alloc, attr->mode, attr->clock, shared);
 	/*
 	 * A trace or a shared tracer already there is refused before
-	 * anything is written, so that the failure path, which removes the
-	 * metadata this call wrote, never removes another tracer's.
+	 * anything is written.  Only a first check: one created since is
+	 * found by the exclusive creation of its files (buffer files, the
+	 * metadata, stream files), and the failure path removes only what
+	 * this call made, never another tracer's.
 	 */
 	ret = refuse_existing(attr);
 	if (ret)
@@ -351,9 +353,10 @@ int grb_ctf_create(const struct grb_ctf_attr *attr, struct grb_ctf **out)
 		: grb_channel_create(t->cfg, &cattr, &t->chan);
 	if (ret)
 		goto fail;
-	ret = grb__ctf_metadata_write(t);
+	ret = grb__ctf_metadata_write(t, 1);
 	if (ret)
 		goto fail;
+	wrote_meta = 1;
 	/*
 	 * Every stream starts with an empty packet whose events_discarded
 	 * is 0: a CTF reader reports the losses of a packet as the
@@ -371,17 +374,17 @@ int grb_ctf_create(const struct grb_ctf_attr *attr, struct grb_ctf **out)
 	return 0;
 fail:
 	grb_channel_destroy(t->chan);
-	if (t->meta_path)
+	if (wrote_meta && t->meta_path)
 		unlink(t->meta_path);
-	if (t->trace_dir) {
+	if (wrote_meta && t->trace_dir) {
 		char *m = path_join(t->trace_dir, "metadata", "");
 
 		if (m)
 			unlink(m);
 		free(m);
-		if (t->made_trace_dir)
-			rmdir(t->trace_dir);
 	}
+	if (t->made_trace_dir)
+		rmdir(t->trace_dir);
 	free(t->trace_dir);
 	free(t->meta_path);
 	free(t);
@@ -418,12 +421,12 @@ int grb_ctf_event_register(struct grb_ctf *t,
 	t->types->ev[nr] = ev;
 	/* Release: the class before the count, for decoders. */
 	atomic_store_explicit(&t->types->nr, nr + 1, memory_order_release);
-	ret = grb__ctf_metadata_write(t);
+	ret = grb__ctf_metadata_write(t, 0);
 	if (ret) {
 		atomic_store_explicit(&t->types->nr, nr, memory_order_release);
 		t->types->ev[nr] = NULL;
 		/* The metadata still describes nr classes: rewrite it so. */
-		grb__ctf_metadata_write(t);
+		grb__ctf_metadata_write(t, 0);
 	}
 out:
 	pthread_mutex_unlock(&t->reg_lock);

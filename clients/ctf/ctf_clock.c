@@ -109,36 +109,53 @@ static void set_offset(struct grb_ctf *t, uint64_t real_ns, uint64_t clk)
 	t->clock_offset = (uint64_t)c;
 }
 
+/*
+ * A value of @clk and the time of clock @ref it was read at: the middle
+ * of the narrowest of a few brackets of @ref reads.  A bracket that a
+ * preemption or an interrupt widened is left out, so it cannot skew the
+ * offset (or the TSC's frequency) by half its width.
+ */
+static void read_at(uint64_t (*clk)(void), clockid_t ref, uint64_t *at,
+		    uint64_t *value)
+{
+	uint64_t best = UINT64_MAX;
+
+	for (int i = 0; i < 5; i++) {
+		uint64_t r0 = ns_of(ref);
+		uint64_t v = clk();
+		uint64_t r1 = ns_of(ref);
+
+		if (r1 - r0 < best) {
+			best = r1 - r0;
+			*at = r0 + (r1 - r0) / 2;
+			*value = v;
+		}
+	}
+}
+
 int grb__ctf_clock_calibrate(struct grb_ctf *t)
 {
-	uint64_t r0, r1, c, m0, m1, c0, c1;
+	uint64_t real, c, m0, m1, c0, c1;
 	struct timespec pause = { 0, 50 * 1000 * 1000 };
 
 	if (t->clock == GRB_CTF_CLOCK_MONOTONIC) {
 		t->clock_freq = 1000000000u;
-		/* The closest of a few bracketing reads. */
-		r0 = ns_of(CLOCK_REALTIME);
-		c = grb__ctf_clock_mono();
-		r1 = ns_of(CLOCK_REALTIME);
-		set_offset(t, r0 + (r1 - r0) / 2, c);
+		read_at(grb__ctf_clock_mono, CLOCK_REALTIME, &real, &c);
+		set_offset(t, real, c);
 		return 0;
 	}
 	if (!tsc_invariant())
 		return -ENOTSUP;
-	m0 = grb__ctf_clock_mono();
-	c0 = grb__ctf_clock_tsc();
+	read_at(grb__ctf_clock_tsc, CLOCK_MONOTONIC, &m0, &c0);
 	nanosleep(&pause, NULL);
-	m1 = grb__ctf_clock_mono();
-	c1 = grb__ctf_clock_tsc();
+	read_at(grb__ctf_clock_tsc, CLOCK_MONOTONIC, &m1, &c1);
 	if (m1 <= m0 || c1 <= c0)
 		return -ENOTSUP;
 	t->clock_freq = (uint64_t)((__int128)(c1 - c0) * 1000000000 /
 				   (m1 - m0));
 	if (!t->clock_freq)
 		return -ENOTSUP;
-	r0 = ns_of(CLOCK_REALTIME);
-	c = grb__ctf_clock_tsc();
-	r1 = ns_of(CLOCK_REALTIME);
-	set_offset(t, r0 + (r1 - r0) / 2, c);
+	read_at(grb__ctf_clock_tsc, CLOCK_REALTIME, &real, &c);
+	set_offset(t, real, c);
 	return 0;
 }

@@ -157,7 +157,10 @@ void grb__ctf_pad(const struct grb_config *cfg, void *at, size_t len);
 
 /* ctf_metadata.c: the whole TSDL text of @t into a malloc()ed string. */
 int grb__ctf_metadata(const struct grb_ctf *t, char **text, size_t *len);
-int grb__ctf_metadata_write(const struct grb_ctf *t);
+/* Write it to t->meta_path and the trace directory, each replaced whole;
+ * @excl: the first write, -EEXIST where a file is there already (and
+ * nothing of this call left behind). */
+int grb__ctf_metadata_write(const struct grb_ctf *t, int excl);
 
 /* ctf_clock.c */
 uint64_t grb__ctf_clock_mono(void);

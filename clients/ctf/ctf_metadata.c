@@ -13,6 +13,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/syscall.h>
 #include <unistd.h>
 
 #include "ctf_internal.h"
@@ -198,21 +199,56 @@ int grb__ctf_metadata(const struct grb_ctf *t, char **text, size_t *len)
 	return 0;
 }
 
-static int write_file(const char *path, const char *text, size_t len)
+/*
+ * Put the temporary file @tmp at @path: over what is there, or with
+ * @excl only where nothing is (-EEXIST otherwise).  A tracer's first
+ * metadata must never replace another's, which a creation racing with it
+ * may have written since it found none (grb_ctf_create()).
+ */
+static int publish(const char *tmp, const char *path, int excl)
 {
+	int fd;
+
+	if (!excl)
+		return rename(tmp, path) ? -errno : 0;
+	if (link(tmp, path) == 0)
+		return 0;
+	if (errno != EPERM && errno != EOPNOTSUPP)
+		return -errno;
+	/* A file system without hard links (vfat): claim the name, then
+	 * put the text over the claim. */
+	fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
+	if (fd < 0)
+		return -errno;
+	close(fd);
+	if (rename(tmp, path) == 0)
+		return 0;
+	fd = -errno;
+	unlink(path);
+	return fd;
+}
+
+/*
+ * Put @text at @path, whole (publish()), through a temporary file,
+ * hidden (".NAME.TID.tmp"): babeltrace2 takes every other file of the
+ * directory for a stream, and a reader that came by between the write
+ * and the rename failed on it.  The thread's id makes it this writer's
+ * own: two tracers racing for one trace otherwise wrote one file, and
+ * the winner could publish the loser's text.
+ */
+static int write_file(const char *path, const char *text, size_t len,
+		      int excl)
+{
+	const char *slash = strrchr(path, '/');
+	const char *base = slash ? slash + 1 : path;
+	int dir_len = slash ? (int)(slash - path + 1) : 0;
 	char tmp[4200];
 	size_t done = 0;
 	int fd, ret = 0;
 
-	const char *slash = strrchr(path, '/');
-
-	/* Hidden (".metadata.tmp"): babeltrace2 takes every other file of
-	 * the directory for a stream, and a reader that came by between
-	 * the write and the rename failed on this one. */
-	if ((size_t)(slash ?
-		     snprintf(tmp, sizeof(tmp), "%.*s/.%s.tmp",
-			      (int)(slash - path), path, slash + 1) :
-		     snprintf(tmp, sizeof(tmp), ".%s.tmp", path)) >= sizeof(tmp))
+	if ((size_t)snprintf(tmp, sizeof(tmp), "%.*s.%s.%ld.tmp", dir_len,
+			     path, base, (long)syscall(SYS_gettid)) >=
+	    sizeof(tmp))
 		return -ENAMETOOLONG;
 	fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
 	if (fd < 0)
@@ -230,14 +266,15 @@ static int write_file(const char *path, const char *text, size_t len)
 	}
 	if (close(fd) && !ret)
 		ret = -errno;
-	if (!ret && rename(tmp, path))
-		ret = -errno;
-	if (ret)
+	if (!ret)
+		ret = publish(tmp, path, excl);
+	/* Failed, or linked: the temporary file goes (renamed: gone). */
+	if (ret || excl)
 		unlink(tmp);
 	return ret;
 }
 
-int grb__ctf_metadata_write(const struct grb_ctf *t)
+int grb__ctf_metadata_write(const struct grb_ctf *t, int excl)
 {
 	char *text;
 	size_t len;
@@ -249,7 +286,7 @@ int grb__ctf_metadata_write(const struct grb_ctf *t)
 	if (ret)
 		return ret;
 	if (t->meta_path)
-		ret = write_file(t->meta_path, text, len);
+		ret = write_file(t->meta_path, text, len, excl);
 	if (!ret && t->trace_dir) {
 		char path[4200];
 
@@ -257,7 +294,10 @@ int grb__ctf_metadata_write(const struct grb_ctf *t)
 				     t->trace_dir) >= sizeof(path))
 			ret = -ENAMETOOLONG;
 		else
-			ret = write_file(path, text, len);
+			ret = write_file(path, text, len, excl);
+		/* A first write that failed leaves nothing of its own. */
+		if (ret && excl && t->meta_path)
+			unlink(t->meta_path);
 	}
 	free(text);
 	return ret;

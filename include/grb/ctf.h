@@ -182,8 +182,9 @@ struct grb_ctf_attr {
  *            grb_channel_create() refuses (geometry);
  *  -ENOTSUP  GRB_CTF_CLOCK_TSC on a machine without an invariant TSC or
  *            whose CPU does not report rdtscp;
- *  -EEXIST   a stream, buffer or metadata file is already there (a
- *            trace or tracer: nothing of it is touched);
+ *  -EEXIST   a stream, buffer or metadata file is already there, or
+ *            appears while this call runs (another tracer created at
+ *            the same time): nothing of that trace or tracer is touched;
  *  -ENOMEM, or the errno of mkdir, open, write or pthread_create.
  * On error nothing is left allocated but the tracer's event-class table
  * (about 32 KiB, kept for the life of the process, as grb_ctf_destroy()

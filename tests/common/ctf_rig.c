@@ -98,6 +98,24 @@ int dir_entries(const char *dir)
 	return n;
 }
 
+int tmp_files(const char *dir)
+{
+	DIR *d = opendir(dir);
+	struct dirent *e;
+	size_t len;
+	int n = 0;
+
+	if (!d)
+		return -1;
+	while ((e = readdir(d))) {
+		len = strlen(e->d_name);
+		if (len >= 4 && strcmp(e->d_name + len - 4, ".tmp") == 0)
+			n++;
+	}
+	closedir(d);
+	return n;
+}
+
 int exists(const char *dir, const char *name)
 {
 	char p[512];

@@ -53,6 +53,9 @@ void ctf_pin(int cpu);
 void path_of(char *out, size_t n, const char *dir, const char *name);
 /* Entries of @dir but . and .., or -1 when it does not exist. */
 int dir_entries(const char *dir);
+/* Entries of @dir whose name ends in ".tmp" (the metadata's temporary
+ * files), or -1 when it does not exist. */
+int tmp_files(const char *dir);
 int exists(const char *dir, const char *name);
 void put_file(const char *dir, const char *name, const char *text);
 /* The whole file, NUL-terminated, its length in *@len; free() it. */

@@ -335,8 +335,7 @@ static void register_limits(void)
 	CHECK(strstr(m, "name = \"grb_test:retry\";") != NULL);
 	CHECK(strstr(strstr(m, "name = \"grb_test:retry\";") + 1,
 		     "name = \"grb_test:retry\";") == NULL);
-	CHECK(!exists(dir, "metadata.tmp"));
-	CHECK(!exists(dir, ".metadata.tmp"));
+	CHECK_EQ(tmp_files(dir), 0);
 	free(m);
 	CHECK_EQ(grb_ctf_stop(t), 0);
 	grb_ctf_destroy(t);
