@@ -7,6 +7,8 @@
  *   ctf_tracer -o TRACE_DIR [-t THREADS] [-n EVENTS] [-m discard|overwrite]
  *   ctf_tracer -s SHM_DIR [-t THREADS] [-n EVENTS] [-m ...] [-w] [-f]
  *
+ * Each thread writes EVENTS app:request events (default 100000) and one
+ * app:state event every 64 of them.
  * -o: the tracer's own writer thread writes TRACE_DIR.  -s: the buffers
  * are files in SHM_DIR (for grb-consumerd --attach SHM_DIR/ctf, or
  * grb-crash after a crash); with -w the program waits for SIGUSR1 before
@@ -119,8 +121,12 @@ int main(int argc, char **argv)
 			return 2;
 		}
 	}
-	if ((!a.trace_dir == !a.shm_dir) || threads < 1 || threads > 64) {
+	if (!a.trace_dir == !a.shm_dir) {
 		fprintf(stderr, "ctf_tracer: give one of -o and -s\n");
+		return 2;
+	}
+	if (threads < 1 || threads > 64) {
+		fprintf(stderr, "ctf_tracer: -t: 1 to 64 threads\n");
 		return 2;
 	}
 	/* SIGUSR1 is waited for with sigwait(): blocked in every thread. */

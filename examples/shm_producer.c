@@ -51,6 +51,19 @@ static void *writer(void *arg)
 	return NULL;
 }
 
+/* A bad command line: what is wrong (a word not understood, or too few
+ * arguments), then the synopsis.  Silently ignoring a word would run
+ * another test than the one asked for (a misspelt --kill does not kill). */
+static int usage(const char *prog, const char *word)
+{
+	if (word)
+		fprintf(stderr, "%s: bad argument '%s'\n", prog, word);
+	fprintf(stderr, "usage: %s SOCKET THREADS RECORDS [discard|overwrite] "
+		"[--hold MS] [--kill | --kill-reserved] [--reserve-hold MS]\n",
+		prog);
+	return 2;
+}
+
 int main(int argc, char **argv)
 {
 	struct grb_basic_attr attr = { "producer", 65536, 16, GRB_ALLOC_PER_CPU,
@@ -62,17 +75,15 @@ int main(int argc, char **argv)
 	struct grb_basic_wctx w;
 	int sock, kill_self = 0, ret;
 
-	if (argc < 4) {
-		fprintf(stderr, "usage: %s SOCKET THREADS RECORDS "
-			"[discard|overwrite] [--hold MS] [--kill | "
-			"--kill-reserved] [--reserve-hold MS]\n", argv[0]);
-		return 2;
-	}
+	if (argc < 4)
+		return usage(argv[0], NULL);
 	threads = strtoul(argv[2], NULL, 10);
 	per_thread = strtoul(argv[3], NULL, 10) / (threads ? threads : 1);
 	for (i = 4; i < (unsigned long)argc; i++) {
 		if (!strcmp(argv[i], "overwrite"))
 			attr.mode = GRB_MODE_OVERWRITE;
+		else if (!strcmp(argv[i], "discard"))
+			attr.mode = GRB_MODE_DISCARD;
 		else if (!strcmp(argv[i], "--kill"))
 			kill_self = 1;
 		else if (!strcmp(argv[i], "--kill-reserved"))
@@ -82,9 +93,13 @@ int main(int argc, char **argv)
 		else if (!strcmp(argv[i], "--reserve-hold") &&
 			 i + 1 < (unsigned long)argc)
 			reserve_hold = strtol(argv[++i], NULL, 10);
+		else
+			return usage(argv[0], argv[i]);
 	}
-	if (threads == 0 || threads > 64)
+	if (threads == 0 || threads > 64) {
+		fprintf(stderr, "%s: THREADS must be 1 to 64\n", argv[0]);
 		return 2;
+	}
 	ret = grb_basic_create_shared(&attr, NULL, &b);
 	if (ret) {
 		fprintf(stderr, "create: %s\n", grb_strerror(ret));

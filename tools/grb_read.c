@@ -9,7 +9,7 @@
  * Usage: grb-read [-q] PATH...
  *   PATH  a file, or a directory whose files are all read (dot files
  *         left out; anything in it that is not a regular file, such as
- *         a subdirectory, is reported)
+ *         a subdirectory or a FIFO, is reported)
  *   -q    print no records, only the notes and the summary
  *   -h, --help  the usage, on stdout, exit status 0
  *
@@ -281,13 +281,18 @@ struct list {
 	size_t n, cap;
 };
 
-/* Open a file and add it; an unreadable one is reported and left out. */
+/*
+ * Open a file and add it; an unreadable one is reported and left out.
+ * O_NONBLOCK: a FIFO with no writer would block the open itself, before
+ * fstat() can tell it is not a regular file; for a regular file the flag
+ * changes nothing, so it is not cleared.
+ */
 static int add_file(struct list *l, const char *path)
 {
 	const char *why = NULL;
 	struct src *s;
 	struct stat st;
-	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	int fd = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC);
 
 	if (fd < 0 || fstat(fd, &st) < 0)
 		why = strerror(errno);

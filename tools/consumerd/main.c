@@ -67,6 +67,7 @@ static const char usage[] =
 "    It writes a new trace and never overwrites one: with --listen,\n"
 "    OUTDIR must not exist or be an empty directory; with --attach,\n"
 "    OUTDIR/NAME must not exist or be empty (OUTDIR is made if missing).\n"
+"    A channel it refuses leaves no file or directory of its own behind.\n"
 "    It never removes the shared buffers it reads.\n"
 "\n"
 "    A writer process killed between reserve and commit leaves its\n"
@@ -79,8 +80,9 @@ static const char usage[] =
 "\n"
 "OPTIONS\n"
 "    -l, --listen SOCKET  accept producers on the UNIX socket SOCKET (made\n"
-"                         0600; removed at exit; a file already there\n"
-"                         that is not a socket is an error).  Each\n"
+"                         0600; removed at exit unless another consumer\n"
+"                         has since put its own there; a file already\n"
+"                         there that is not a socket is an error).  Each\n"
 "                         connection sends one channel with\n"
 "                         grb_channel_send() and keeps the connection\n"
 "                         open while it writes; one that sends no\n"
@@ -159,7 +161,9 @@ static int parse_num(const char *arg, const char *opt, uint64_t min,
  * A directory to write a new trace in: made when missing (its parent must
  * exist), accepted when empty; anything else is refused, so that an
  * earlier trace is never overwritten.  @make 0: only check.
- * Return: 0; -EEXIST when it holds something; -ENOTDIR; another -errno.
+ * Return: 1 when it was made here (a refusal after that removes it
+ * again), 0 when it exists and is empty or (@make 0) is missing; -EEXIST
+ * when it holds something; -ENOTDIR; another -errno.
  */
 static int fresh_dir(const char *path, int make)
 {
@@ -171,7 +175,7 @@ static int fresh_dir(const char *path, int make)
 	if (stat(path, &st) < 0) {
 		if (errno != ENOENT || !make)
 			return errno == ENOENT ? 0 : -errno;
-		return mkdir(path, 0700) < 0 ? -errno : 0;
+		return mkdir(path, 0700) < 0 ? -errno : 1;
 	}
 	if (!S_ISDIR(st.st_mode))
 		return -ENOTDIR;
@@ -218,14 +222,28 @@ static int attach_basic(const int *fds, unsigned int nr,
 	return ret;
 }
 
+/* The stream file of buffer @i: NAME_CPU in a CTF trace (@name whole:
+ * cs->name may be cut short), else stream_I. */
+static void stream_path(const struct chan_state *cs, const char *name,
+			unsigned int i, char *path, size_t len)
+{
+	int cpu = grb_buf_cpu(grb_channel_buf(cs->chan, i));
+
+	if (cs->ctf)
+		snprintf(path, len, "%s/%s_%d", cs->dir, name,
+			 cpu < 0 ? 0 : cpu);
+	else
+		snprintf(path, len, "%s/stream_%u", cs->dir, i);
+}
+
 static int start_channel(struct grb_channel *chan, const char *name,
 			 int conn, const char *meta_src)
 {
 	struct chan_state *cs;
 	unsigned int i, n = grb_channel_nr_bufs(chan), opened = 0, files = 0;
 	unsigned int slot;
-	char path[4200];
-	int ret;
+	char path[4300];
+	int ret, made;
 
 	/* A place: a new one, or that of a channel already finished. */
 	for (slot = 0; slot < nchans && !chans[slot]->joined; slot++)
@@ -244,12 +262,12 @@ static int start_channel(struct grb_channel *chan, const char *name,
 	cs->recover_ns = recover_ns;
 	snprintf(cs->name, sizeof(cs->name), "%s", name);
 	snprintf(cs->dir, sizeof(cs->dir), "%s/%s", outdir, name);
-	ret = fresh_dir(cs->dir, 1);
-	if (ret) {
+	made = fresh_dir(cs->dir, 1);
+	if (made < 0) {
 		fprintf(stderr, "grb-consumerd: %s: %s\n", cs->dir,
-			dir_error(ret));
+			dir_error(made));
 		free(cs);
-		return ret;
+		return made;
 	}
 	cs->out = (int *)calloc(n, sizeof(int));
 	cs->st = (struct ctf_stream *)calloc(n, sizeof(*cs->st));
@@ -269,15 +287,7 @@ static int start_channel(struct grb_channel *chan, const char *name,
 		if (ret)
 			goto fail;
 		opened++;
-		if (cs->ctf) {
-			int cpu = grb_buf_cpu(grb_channel_buf(chan, i));
-
-			snprintf(path, sizeof(path), "%s/%s_%d", cs->dir, name,
-				 cpu < 0 ? 0 : cpu);
-		} else {
-			snprintf(path, sizeof(path), "%s/stream_%u", cs->dir,
-				 i);
-		}
+		stream_path(cs, name, i, path, sizeof(path));
 		/* O_EXCL: the directory was empty; never truncate a file. */
 		cs->out[i] = open(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC,
 				  0600);
@@ -303,11 +313,27 @@ static int start_channel(struct grb_channel *chan, const char *name,
 	return 0;
 fail:
 	fprintf(stderr, "grb-consumerd: %s: %s\n", name, grb_strerror(ret));
-	/* Nothing was read yet: give back what was taken. */
-	for (i = 0; i < files; i++)
+	/*
+	 * Nothing was read yet: give back what was taken, and remove the
+	 * files made here, so that a refused channel leaves no trace to be
+	 * mistaken for one and no OUTDIR/NAME that a second try would find
+	 * not empty.  The directory goes only if it was made here.
+	 */
+	for (i = 0; i < files; i++) {
 		close(cs->out[i]);
+		stream_path(cs, name, i, path, sizeof(path));
+		unlink(path);
+	}
 	for (i = 0; i < opened; i++)
 		grb_reader_release(grb_channel_buf(chan, i));
+	if (cs->ctf) {
+		snprintf(path, sizeof(path), "%s/metadata", cs->dir);
+		unlink(path);
+		snprintf(path, sizeof(path), "%s/.metadata.tmp", cs->dir);
+		unlink(path);
+	}
+	if (made)
+		rmdir(cs->dir);
 	free(cs->out);
 	free(cs->st);
 	free(cs);
@@ -452,8 +478,8 @@ int main(int argc, char **argv)
 	unsigned int seen = 0, gone = 0, refused = 0, i, np;
 	uint64_t last_read = 0, count = 0, ms;
 	int64_t last_t = cd_now_ns();
-	int lsock = -1, c, status = 0, bound;
-	struct stat sst;
+	int lsock = -1, c, status = 0, bound, made_out = 0;
+	struct stat sst, ours;
 	mode_t old_mask;
 	char buf[1];
 
@@ -504,10 +530,12 @@ int main(int argc, char **argv)
 	/* Listening: OUTDIR is the trace.  Attaching: OUTDIR/NAME is, made
 	 * once the channel is known to be one (start_channel()). */
 	c = listen_path ? fresh_dir(outdir, 1) : 0;
-	if (c) {
+	if (c < 0) {
 		fprintf(stderr, "grb-consumerd: %s: %s\n", outdir, dir_error(c));
 		return 1;
 	}
+	/* A run refused from here on removes the OUTDIR it made. */
+	made_out = c;
 	memset(&act, 0, sizeof(act));
 	act.sa_handler = on_signal;
 	sigaction(SIGINT, &act, NULL);
@@ -572,7 +600,8 @@ int main(int argc, char **argv)
 				"channel" : grb_strerror(ret));
 			return 1;
 		}
-		if (mkdir(outdir, 0700) < 0 && errno != EEXIST) {
+		made_out = mkdir(outdir, 0700) == 0;
+		if (!made_out && errno != EEXIST) {
 			fprintf(stderr, "grb-consumerd: %s: %s\n", outdir,
 				strerror(errno));
 			grb_channel_destroy(chan);
@@ -580,6 +609,8 @@ int main(int argc, char **argv)
 		}
 		if (start_channel(chan, slash + 1, -1, meta[0] ? meta : NULL)) {
 			grb_channel_destroy(chan);
+			if (made_out)
+				rmdir(outdir);
 			return 1;
 		}
 	} else {
@@ -595,6 +626,8 @@ int main(int argc, char **argv)
 		if (strlen(listen_path) + 4 >= sizeof(sa.sun_path)) {
 			fprintf(stderr, "grb-consumerd: %s: socket path too "
 				"long\n", listen_path);
+			if (made_out)
+				rmdir(outdir);
 			return 1;
 		}
 		snprintf(sa.sun_path, sizeof(sa.sun_path), "%s.tmp",
@@ -605,6 +638,8 @@ int main(int argc, char **argv)
 			if (!S_ISSOCK(tst.st_mode)) {
 				fprintf(stderr, "grb-consumerd: %s: exists and "
 					"is not a socket\n", sa.sun_path);
+				if (made_out)
+					rmdir(outdir);
 				return 1;
 			}
 			unlink(sa.sun_path);
@@ -620,8 +655,15 @@ int main(int argc, char **argv)
 				strerror(errno));
 			if (lsock >= 0)
 				unlink(sa.sun_path);
+			if (made_out)
+				rmdir(outdir);
 			return 1;
 		}
+		/* Which file is ours: a consumer started later on the same
+		 * path renames its own socket over it, and that one must
+		 * not be what this one removes at exit. */
+		if (lstat(listen_path, &ours) < 0)
+			memset(&ours, 0, sizeof(ours));
 	}
 
 	while (!stop) {
@@ -673,7 +715,9 @@ int main(int argc, char **argv)
 	}
 	if (lsock >= 0) {
 		close(lsock);
-		unlink(listen_path);
+		if (lstat(listen_path, &sst) == 0 &&
+		    sst.st_ino == ours.st_ino && sst.st_dev == ours.st_dev)
+			unlink(listen_path);
 	}
 	for (i = 0; i < nchans; i++) {
 		free(chans[i]->out);

@@ -392,7 +392,7 @@ int salvage(const struct salvage_opts *o, struct salvage_report *r,
 	struct job j;
 	struct grb_buf_stats st;
 	unsigned int n = 0;
-	int ret;
+	int ret, made = 0;
 
 	memset(r, 0, sizeof(*r));
 	memset(&j, 0, sizeof(j));
@@ -413,7 +413,8 @@ int salvage(const struct salvage_opts *o, struct salvage_report *r,
 		 j.ctf ? GRB_CTF_CLIENT : GRB_BASIC_CLIENT);
 	n = grb_channel_nr_bufs(j.chan);
 	r->nr_bufs = n;
-	if (mkdir(o->outdir, 0755) && errno != EEXIST) {
+	made = mkdir(o->outdir, 0755) == 0;
+	if (!made && errno != EEXIST) {
 		ret = fail(&j, -errno, "%s: %s", o->outdir, strerror(errno));
 		goto out;
 	}
@@ -445,5 +446,9 @@ out:
 	free(j.out);
 	free(j.pkt);
 	grb_channel_destroy(j.chan);
+	/* A run that failed leaves no OUTDIR of its own; one that wrote
+	 * packets before failing keeps them (rmdir() refuses). */
+	if (ret && made)
+		rmdir(o->outdir);
 	return ret;
 }
