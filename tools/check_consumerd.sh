@@ -155,8 +155,13 @@ out=$work/out-idle sock=$work/sock-idle
 cpid=$!
 wait_socket "$sock"
 python3 -c 'import socket, sys, time
-s = socket.socket(socket.AF_UNIX); s.connect(sys.argv[1]); time.sleep(10)' "$sock" &
+s = socket.socket(socket.AF_UNIX); s.connect(sys.argv[1])
+open(sys.argv[2], "w").close(); time.sleep(10)' "$sock" "$work/idle-up" &
 idle=$!
+# Connected before the producer is: a python3 slow to start under load
+# otherwise came second, and SIGTERM beat its refusal.
+for _ in $(seq 200); do [ -e "$work/idle-up" ] && break; sleep 0.05; done
+[ -e "$work/idle-up" ] || fail "the idle connection did not connect"
 sleep 0.3
 "$producer" "$sock" 2 2000 discard >"$work/p.txt" 2>&1 || fail "producer failed"
 written=$(sed -n 's/^written \([0-9]*\)$/\1/p' "$work/p.txt")
