@@ -34,6 +34,9 @@ const char *grb_strerror(int err)
 	case -ENOENT:	return "no such file or directory";
 	case -EACCES:	return "permission denied";
 	case -EMFILE:	return "too many open files";
+	case -ENFILE:	return "too many open files in the system";
+	case -ENAMETOOLONG: return "path or file name too long";
+	case -ELOOP:	return "a symbolic link, not followed";
 	case -EBADF:	return "bad file descriptor";
 	case -EPIPE:	return "the other end is closed";
 	case -ECONNRESET: return "connection reset by the peer";

@@ -13,6 +13,7 @@
 #include <fcntl.h>
 #include <poll.h>
 #include <string.h>
+#include <sys/ioctl.h>
 #include <sys/stat.h>
 #include <sys/uio.h>
 #include <unistd.h>
@@ -376,6 +377,11 @@ static int pipe_open(struct splice_pipe *sp, const int *pipe_fds,
 		if (!pipe_end(sp->rd, O_RDONLY) || !pipe_end(sp->wr, O_WRONLY) ||
 		    !same_pipe(sp->rd, sp->wr))
 			return -EBADF;
+		/* Bytes already in it would go out ahead of the sub-buffer's,
+		 * and as many of those would stay behind, referencing pages
+		 * writers reuse. */
+		if (ioctl(sp->rd, FIONREAD, &sz) < 0 || sz != 0)
+			return -EINVAL;
 	} else {
 		if (pipe2(fds, O_CLOEXEC) < 0)
 			return -errno;

@@ -584,6 +584,11 @@ int grb_channel_recv(int sock, const struct grb_config *cfg,
 
 	if (!out || !cfg || !client)
 		return -EINVAL;
+	/* What attaching would refuse whatever arrives is refused before
+	 * anything is read: the sender's message stays on the socket. */
+	ret = attach_args(cfg, role);
+	if (ret)
+		return ret;
 	ret = grb_channel_recv_fds(sock, &fds, &nr);
 	if (ret)
 		return ret;

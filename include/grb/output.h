@@ -121,8 +121,9 @@ GRB_API int grb_buf_write(struct grb_buf *buf, int fd, uint64_t max,
  * pipe2(2), fstat(2) or fcntl(2); -EBADF for a bad @fd (as
  * grb_buf_write()), or, when @fd is one splice is used for (a regular file
  * without O_APPEND), @pipe_fds that are not the read end and the write end
- * of one pipe, in that order (for any other @fd they are not used); both
- * are checked before any sub-buffer is taken.
+ * of one pipe, in that order (for any other @fd they are not used);
+ * -EINVAL, in that case too, for a pipe that is not empty (its bytes are
+ * left in it); all are checked before any sub-buffer is taken.
  * Context: as grb_buf_write().
  * Ordering: as grb_buf_write().
  */

@@ -212,7 +212,11 @@ GRB_API int grb_channel_send(const struct grb_channel *chan, int sock);
  *
  * Checks the sender's credentials (SO_PEERCRED: this process's effective
  * uid, or root).  The descriptors received are closed once mapped, and
- * when the attach fails (none is left open on any error).
+ * when the attach fails (none is left open on any error).  What
+ * grb_channel_attach() refuses whatever the message holds (a NULL
+ * argument, an unknown role, a configuration grb_config_check() refuses
+ * or without GRB_CONFIG_SHARED) is -EINVAL before anything is read: the
+ * message stays on the socket for a call that can take it.
  * Return: as grb_channel_attach(), or -EPERM for a sender that is neither,
  * -ENOTCONN for a socket with no peer, -EBADMSG for a message that is not
  * grb_channel_send()'s (its descriptors too few or too many among them),

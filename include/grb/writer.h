@@ -147,9 +147,10 @@ static inline void grb_write_fill(const struct grb_config *cfg,
  * @cfg: the channel's configuration.
  * @ctx: a reserved context.
  * @s: NUL-terminated string.
- * @len: field size (at least 1).  The string is truncated to len - 1
- *       bytes and the rest of the field, at least one byte, is filled
- *       with NUL, so the field always holds a terminated string.
+ * @len: field size.  The string is truncated to len - 1 bytes and the
+ *       rest of the field, at least one byte, is filled with NUL, so the
+ *       field always holds a terminated string; a @len of 0 writes
+ *       nothing (a field of no bytes).
  * Context and ordering as grb_write().
  */
 static inline void grb_write_str(const struct grb_config *cfg,
@@ -160,7 +161,7 @@ static inline void grb_write_str(const struct grb_config *cfg,
  * grb_ctx_align - pad the cursor to an alignment (offset-based).
  * @cfg: the channel's configuration.
  * @ctx: a reserved context.
- * @align: power of two, at most the page size.
+ * @align: power of two, at most the page size; 0 (as 1) pads nothing.
  *
  * The padding bytes are skipped, not written.
  */

@@ -400,8 +400,9 @@ static GRB_ALWAYS_INLINE void grb_write_str(const struct grb_config *cfg,
 {
 	size_t n = 0;
 
-	/* strnlen() is POSIX, not C11. */
-	while (n < len - 1 && s[n] != '\0')
+	/* strnlen() is POSIX, not C11.  n + 1 < len, not n < len - 1: a
+	 * field of 0 bytes takes nothing, rather than all of memory. */
+	while (n + 1 < len && s[n] != '\0')
 		n++;
 
 	grb_write(cfg, ctx, s, n);
@@ -413,8 +414,10 @@ static GRB_ALWAYS_INLINE void grb_ctx_align(const struct grb_config *cfg,
 {
 	(void)cfg;
 	/* The data area and each sub-buffer are page aligned, so address
-	 * alignment equals offset alignment for align <= page size. */
-	ctx->wptr += grb_offset_align((uintptr_t)ctx->wptr, align);
+	 * alignment equals offset alignment for align <= page size.  0
+	 * means none, as a context's largest_align does. */
+	if (align > 1)
+		ctx->wptr += grb_offset_align((uintptr_t)ctx->wptr, align);
 	assert(ctx->wptr <= ctx->wend);
 }
 
