@@ -363,7 +363,8 @@ static void test_socket_errors(void)
 	send_to_closed(chan);
 
 	/* -EINVAL: NULL arguments, a channel not in shared memory, an
-	 * unknown role or a private configuration once received. */
+	 * unknown role or a private configuration, refused before the
+	 * message is read (it stays for a call that can take it). */
 	CHECK_EQ(socketpair(AF_UNIX, SOCK_STREAM, 0, sp), 0);
 	CHECK_EQ(grb_channel_send(NULL, sp[0]), -EINVAL);
 	/* (The sender's end closed: a call that read would not block.) */
@@ -378,19 +379,31 @@ static void test_socket_errors(void)
 	CHECK_EQ(grb_channel_recv_fds(pp[1], NULL, &nr), -EINVAL);
 	CHECK_EQ(grb_channel_recv_fds(pp[1], &got, NULL), -EINVAL);
 	close(pp[1]);
+	/* A call that read a message and dropped it would leave the next
+	 * one waiting: it times out instead. */
+	{
+		struct timeval tv = { 2, 0 };
+
+		CHECK_EQ(setsockopt(sp[1], SOL_SOCKET, SO_RCVTIMEO, &tv,
+				    sizeof(tv)), 0);
+	}
 	n0 = count_fds();
 	CHECK_EQ(grb_channel_send(chan, sp[0]), 0);
 	CHECK_EQ(grb_channel_recv(sp[1], cfg, CLIENT, 7, &att), -EINVAL);
 	CHECK_EQ(count_fds(), n0);
-	CHECK_EQ(grb_channel_send(chan, sp[0]), 0);
 	CHECK_EQ(grb_channel_recv(sp[1], tc_config(TV_PER_CHANNEL | TV_DISCARD),
 				  CLIENT, GRB_ATTACH_READER, &att), -EINVAL);
 	CHECK_EQ(count_fds(), n0);
-	/* None of those calls left bytes behind on the socket. */
-	CHECK_EQ(grb_channel_send(chan, sp[0]), 0);
+	/* The one message sent is still there, whole, and nothing after. */
 	CHECK_EQ(grb_channel_recv(sp[1], cfg, CLIENT, GRB_ATTACH_READER, &att),
 		 0);
 	grb_channel_destroy(att);
+	{
+		char byte;
+
+		CHECK_EQ(recv(sp[1], &byte, 1, MSG_DONTWAIT), -1);
+		CHECK_EQ(errno, EAGAIN);
+	}
 	close(sp[0]);
 	close(sp[1]);
 
