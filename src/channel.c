@@ -7,7 +7,9 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/random.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "engine.h"
 #include "grb/align.h"
@@ -118,6 +120,26 @@ void grb__buf_bind(struct grb_buf *buf, void *mem,
 }
 
 /*
+ * A new channel's id (grb_buf_shm.chan_id): random, else made of what
+ * tells two creations apart (the process, the time, a counter), so that
+ * two channels' buffers are never taken for one by an attach.
+ */
+static uint64_t new_chan_id(void)
+{
+	static grb_atomic_u64 seq;
+	struct timespec ts;
+	uint64_t id;
+
+	if (getrandom(&id, sizeof(id), GRND_NONBLOCK) == (ssize_t)sizeof(id))
+		return id;
+	clock_gettime(CLOCK_REALTIME, &ts);
+	id = ((uint64_t)getpid() << 40) ^ ((uint64_t)ts.tv_sec << 30) ^
+		(uint64_t)ts.tv_nsec;
+	/* Relaxed: only distinct values matter. */
+	return id ^ (grb_fetch_add_relaxed(&seq, 1) << 52);
+}
+
+/*
  * Map buffer i of a new channel: anonymous memory, or (fd >= 0) the
  * shared file the caller sized to the layout's map_size.  Either starts
  * as zeros, so every counter and position starts at 0.
@@ -162,6 +184,8 @@ static int buf_map(struct grb_channel *chan, unsigned int i, int fd)
 	shm->header_size = grb__subbuf_header_size(cfg);
 	shm->nr_bufs = chan->nr_bufs;
 	shm->buf_index = i;
+	/* Buffers are mapped in index order: buffer 0's id is set. */
+	shm->chan_id = i ? chan->bufs[0].shm->chan_id : new_chan_id();
 	grb__buf_bind(buf, mem, shm, chan);
 	/*
 	 * Slot k starts on physical sub-buffer k; the spare is the reader's.

@@ -316,9 +316,11 @@ int grb_channel_attach(const struct grb_config *cfg, const char *client,
 		ret = i ? read_desc(fds[i], i, nr_fds, cfg, client, &d) : 0;
 		if (i == 0)
 			d = d0;
-		/* Every buffer of a channel has the same geometry. */
+		/* Every buffer of a channel has the same geometry, and the
+		 * same channel id: buffers of two channels are not one. */
 		if (!ret && (d.subbuf_size != d0.subbuf_size ||
-			     d.num_subbuf != d0.num_subbuf))
+			     d.num_subbuf != d0.num_subbuf ||
+			     d.chan_id != d0.chan_id))
 			ret = -EBADMSG;
 		if (ret)
 			goto fail;

@@ -152,7 +152,9 @@ enum grb_attach_role {
  *                   magic), or its description is inconsistent: sizes or
  *                   offsets that do not match its geometry, a file size
  *                   other than the mapping's (truncated), a buffer index
- *                   or count other than its place in @fds;
+ *                   or count other than its place in @fds, or buffers of
+ *                   different channels (each channel has an id, written
+ *                   in every buffer at creation);
  *  -EPROTONOSUPPORT the mapping has another layout version;
  *  -EPROTOTYPE      another client name or configuration fingerprint;
  *  -EMFILE, -ENFILE no descriptor left to duplicate one into;

@@ -407,6 +407,37 @@ static void test_refusals(void)
 	/* A per-CPU configuration of the same client: another layout. */
 	CHECK_EQ(grb_channel_attach(percpu, CLIENT, fds, 1, GRB_ATTACH_READER,
 				    &att), -EPROTOTYPE);
+	/* Buffers of two channels, each in its own place: not one channel
+	 * (their channel ids differ); the same two of one channel are. */
+	{
+		struct grb_shm_attr anon = { CLIENT, NULL, -1 };
+		struct grb_channel *ca, *cb;
+		int mix[2];
+
+		CHECK_EQ(grb_channel_create_shared(percpu, &attr, &anon, &ca),
+			 0);
+		CHECK_EQ(grb_channel_create_shared(percpu, &attr, &anon, &cb),
+			 0);
+		/* Two buffers (two possible CPUs): a count of 2 in @fds is
+		 * right for both channels. */
+		if (grb_channel_nr_bufs(ca) == 2) {
+			mix[0] = grb_channel_shm_fd(ca, 0);
+			mix[1] = grb_channel_shm_fd(cb, 1);
+			CHECK_EQ(grb_channel_attach(percpu, CLIENT, mix, 2,
+						    GRB_ATTACH_READER, &att),
+				 -EBADMSG);
+			mix[1] = grb_channel_shm_fd(ca, 1);
+			CHECK_EQ(grb_channel_attach(percpu, CLIENT, mix, 2,
+						    GRB_ATTACH_READER, &att), 0);
+			grb_channel_destroy(att);
+		} else {
+			printf("test_shm: %u possible CPUs, not 2: the mixed "
+			       "attach is not checked\n",
+			       grb_channel_nr_bufs(ca));
+		}
+		grb_channel_destroy(cb);
+		grb_channel_destroy(ca);
+	}
 	copy_file("chan", "short", 4096);
 	CHECK_EQ(grb_channel_attach_dir(cfg, CLIENT, dir, "short",
 					GRB_ATTACH_READER, &att), -EBADMSG);

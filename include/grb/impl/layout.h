@@ -48,7 +48,7 @@ extern "C" {
 
 /* "grbBUF01" in little-endian byte order, first word of every buffer. */
 #define GRB_SHM_MAGIC   UINT64_C(0x3130465542627267)
-#define GRB_SHM_VERSION 8u
+#define GRB_SHM_VERSION 9u
 
 /* Bytes of grb_buf_shm.client, the NUL included (grb/shm.h). */
 #define GRB_SHM_CLIENT_BYTES 32
@@ -253,7 +253,9 @@ struct grb_buf_shm {
 	 * Identity, written once at creation and checked by a process that
 	 * attaches (src/shm.c): the client's name and the configuration
 	 * fields the layout and the record format depend on, the number of
-	 * buffers of the channel and this buffer's index among them.
+	 * buffers of the channel and this buffer's index among them, and
+	 * the channel's id: random at creation, the same in each of its
+	 * buffers, so that buffers of two channels are not attached as one.
 	 */
 	GRB_ALIGNAS(GRB_CACHELINE) char client[GRB_SHM_CLIENT_BYTES];
 	uint32_t alloc;                 /* enum grb_alloc */
@@ -261,6 +263,7 @@ struct grb_buf_shm {
 	uint64_t header_size;           /* the client's sub-buffer header */
 	uint32_t nr_bufs;
 	uint32_t buf_index;
+	uint64_t chan_id;
 };
 
 struct grb_channel;
