@@ -14,7 +14,8 @@
 #     grb_hook, GRB_TEST_HOOKS; case-sensitive, because the GRB_HOOK()
 #     seam itself is meant to be there, defined as nothing), and the
 #     public headers, preprocessed as a consumer sees them with CC, keep
-#     no trace of the race hooks or the CPU override.
+#     no trace of the race hooks or the CPU override;
+#  5. docs/abi.md names every grb__ symbol LIB exports.
 set -euo pipefail
 if [ $# -ne 6 ]; then
   echo "usage: $0 LIB ARCHIVE BUILD_DIR SOURCE_DIR SOVERSION CC" >&2
@@ -100,6 +101,13 @@ for h in grb/grb.h grb/basic.h; do
     complain "after preprocessing $h, test-only names are left:"
     head -5 "$work/left" | sed 's/^/  /' >&2
   fi
+done
+
+# 5. docs/abi.md lists the grb__ exports by name (item 1: what the inline
+# code calls is ABI although it is not API); a new one must be named there.
+for sym in $(awk '$1 ~ /^grb__/ { print $1 }' "$work/got"); do
+  grep -qw -- "$sym" "$srcdir/docs/abi.md" ||
+    complain "docs/abi.md does not name the export $sym (item 1)"
 done
 
 nsyms=$(wc -l <"$work/got")

@@ -32,7 +32,7 @@ enum grb_hook_point {
 	GRB_HOOK_COMMIT_BEFORE,
 	/* grb_commit(): after the add, before a delivery it triggers. */
 	GRB_HOOK_COMMIT_AFTER,
-	/* switch.c grb__reserve_slow(): next sub-buffer checked, no CAS yet. */
+	/* reserve.c grb__reserve_slow(): next sub-buffer checked, no CAS yet. */
 	GRB_HOOK_SLOW_CHECKED,
 	/* switch.c grb__end_old(): close info stored, padding not committed. */
 	GRB_HOOK_END_OLD,
@@ -42,7 +42,7 @@ enum grb_hook_point {
 	GRB_HOOK_DELIVER_META,
 	/* deliver.c grb__deliver(): NOREF set, cc_sb not published. */
 	GRB_HOOK_DELIVER_PUBLISH,
-	/* deliver.c grb__push_reader(): records read, CAS not done. */
+	/* overwrite.c grb__push_reader(): records read, CAS not done. */
 	GRB_HOOK_PUSH_BEFORE_CAS,
 	/* reader.c: delivery seen, swap not done. */
 	GRB_HOOK_GET_DELIVERED,
