@@ -354,29 +354,30 @@ static int choose(struct piece_set *ps, uint64_t missing,
 }
 
 /*
- * The dead records among the damaged pieces (p[] sorted by position): the
- * most of them that are pairwise disjoint, taken by earliest end.  Two
- * reservations never overlap, so overlapping record pieces name one
- * reservation twice: a writer that loaded the position and journaled,
- * then died before its CAS, beside the writer whose CAS took those bytes.
- * Both may be in the union choose() damages; counting each piece would
- * add to lost_dead a record that was never reserved.
+ * The record slots the damaged pieces take (p[] sorted by position): the
+ * distinct starts of their record pieces.  A record piece starts where a
+ * reservation began (the position its writer loaded, or just past the
+ * header of the sub-buffer its CAS would open), and positions never
+ * repeat: two record pieces with one start name one slot, the second a
+ * stale entry (a writer that journaled and died before its CAS, beside
+ * the one whose CAS took those bytes), and are one record.  Pieces with
+ * distinct starts name distinct slots, each damaged from its first byte:
+ * a dead record, or a committed one the ambiguous union takes.  Counting
+ * only pairwise disjoint pieces would leave out a slot whose start lies
+ * inside a stale piece that also overlaps a dead record.
  */
 static unsigned int dead_records(const struct piece *p, unsigned int n)
 {
 	unsigned int i, count = 0;
-	uint64_t end = 0;
+	uint64_t last = 0;
 
 	for (i = 0; i < n; i++) {
 		if (!p[i].damaged || p[i].kind != P_REC)
 			continue;
-		if (count == 0 || p[i].a >= end) {
+		/* Equal starts sort together. */
+		if (count == 0 || p[i].a != last)
 			count++;
-			end = p[i].b;
-		} else if (p[i].b < end) {
-			/* Ends sooner: keep it in place of the last one. */
-			end = p[i].b;
-		}
+		last = p[i].a;
 	}
 	return count;
 }
@@ -481,6 +482,20 @@ static uint64_t repair(const struct grb_config *cfg, struct grb_buf *buf,
 }
 
 /*
+ * Free a dead owner's entry, as it was loaded (@w).  The slot's owner was
+ * loaded once, before its entries: once they are all NONE or CLAIMING a
+ * thread may claim the slot and journal its own reservation in one of
+ * them, and a plain store could then put NONE over that live entry.  A
+ * CAS frees only the value judged.  Release, as grb__journal_free(): a
+ * claimant's acquire loads of the entries (src/journal.c slot_idle())
+ * that find it free see what came before.
+ */
+static void free_entry(struct grb_jentry *e, uint64_t w)
+{
+	grb_cas_acq_rel(&e->word, &w, grb__jword(GRB_J_NONE, 0));
+}
+
+/*
  * Is the closed sub-buffer at L still undelivered?  (A lap whose previous
  * one is not delivered was never opened: not stuck, and nothing to do.)
  * Acquire: pairs with the release store of cc_sb in grb__deliver_publish().
@@ -557,7 +572,8 @@ again:
 			 * owner's entry is loaded again after the verdict, so
 			 * that what is used is its last state (the model's
 			 * order: liveness, then the entry).  A commit between
-			 * the two loads would fail the counter's CAS below.
+			 * the two loads moves the counter, which is loaded
+			 * again after the loop.
 			 */
 			if (!checked) {
 				if (alive(ac, owner,
@@ -576,8 +592,7 @@ again:
 			 */
 			if (st == GRB_J_TENTATIVE && end > pos) {
 				if (end > grb_load_acquire(&buf->shm->offset))
-					grb_store_release(&s->e[k].word,
-						grb__jword(GRB_J_NONE, 0));
+					free_entry(&s->e[k], w);
 				continue;
 			}
 			if (begin < old || end < begin ||
@@ -587,6 +602,18 @@ again:
 				return 0;
 		}
 	}
+	/*
+	 * A writer that committed here after @c was loaded, then freed its
+	 * entry (alive: no entry left to see) or died (its entry now
+	 * uncertain), is still counted in @missing: dead entries naming as
+	 * many bytes (a stale one, a record committed before its writer
+	 * died) would be taken for its record, and repair() writes over
+	 * them before the counter's CAS can say no.  Acquire, as above: a
+	 * free the loop saw (a release), or a death, comes with the
+	 * commit's add, which this load then sees.
+	 */
+	if (grb_load_acquire(&buf->hot[slot].cc) != c)
+		return 0;
 	if (missing == 0) {
 		/*
 		 * Complete: its last committer died before delivering.  No
@@ -703,8 +730,7 @@ static void free_dead_entries(struct grb_buf *buf, uint64_t upto,
 				continue;
 			if (alive(ac, owner, grb_load_relaxed(&s->start)))
 				break;
-			grb_store_release(&s->e[k].word,
-					  grb__jword(GRB_J_NONE, 0));
+			free_entry(&s->e[k], w);
 		}
 	}
 }

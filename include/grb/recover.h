@@ -47,9 +47,12 @@
  * sub-buffer and more than one set of their reservations adds up to what
  * is missing, the union is damaged, which may take a committed record
  * with it (counted in `ambiguous`; a record slot so taken is counted in
- * `records` and lost_dead as the dead ones are).  A writer that died
- * after journaling but before its CAS reserved nothing: where its entry
- * names the bytes of a dead record, that record is counted once.
+ * `records` and lost_dead as the dead ones are when the record of a dead
+ * entry in the union begins where it does; one a longer dead entry
+ * covers from an earlier start is lost uncounted).  A writer that died
+ * after journaling but before its CAS reserved nothing: where its
+ * entry's record begins where a dead record does, that record is counted
+ * once.
  * A record that follows padding may have a compressed timestamp taken
  * relative to the dead record's: decoders expand it from the record
  * before the padding, which is exact unless the two are more than 2^32

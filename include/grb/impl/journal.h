@@ -173,8 +173,9 @@ static GRB_ALWAYS_INLINE void grb__journal_tentative(struct grb_jentry *je,
  * release, which publishes it; OWNED follows the reserve CAS and the
  * padding and header adds, whose acquire halves keep it from becoming
  * visible before them (on ARM64 too).  A recoverer that reads a stale
- * state is caught by its CAS on the commit counter, which any add since
- * it loaded the counter makes fail.
+ * state is caught by the commit counter: it loads it again after the
+ * journal, before it writes anything into the sub-buffer, and its CAS on
+ * it fails after any add since the first load.
  */
 static GRB_ALWAYS_INLINE void grb__journal_set(struct grb_jentry *je,
 					       uint64_t state)
