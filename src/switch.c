@@ -152,12 +152,16 @@ int grb__discard(const struct grb_config *cfg, struct grb_ctx *ctx)
 	grb__set_close(buf, ctx->end - 1,
 		       grb__subbuf_offset(buf, ctx->pre_offset), ctx->timestamp);
 	GRB_HOOK(GRB_HOOK_DISCARD_CLOSED);
-	grb_fetch_add_relaxed(&buf->shm->records_discarded, 1);
 	if (ctx->jent)
 		grb__journal_set(ctx->jent, GRB_J_COMMITTING);
+	GRB_HOOK(GRB_HOOK_DISCARD_COMMITTING);
 	/* The slot and the padding after it, with no record. */
 	grb__commit_bytes(cfg, buf, ctx->end - 1,
 			  ctx->slot_size + (next - ctx->end));
+	/* Counted once committed: a writer of a shared buffer that dies
+	 * before the commit has its slot counted by the recoverer as
+	 * lost_dead (src/recover.c), and must not be in both counts. */
+	grb_fetch_add_relaxed(&buf->shm->records_discarded, 1);
 	if (ctx->jent)
 		grb__journal_free(ctx->jent);
 	grb__nesting_exit(ctx->owner);

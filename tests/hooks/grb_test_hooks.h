@@ -62,6 +62,9 @@ enum grb_hook_point {
 	/* deliver.c grb__deliver(): the lap marked counted, the slot's
 	 * delivered total not stored yet. */
 	GRB_HOOK_DELIVER_COUNTED,
+	/* switch.c grb__discard(): journaled COMMITTING, slot not
+	 * committed, not counted as discarded yet. */
+	GRB_HOOK_DISCARD_COMMITTING,
 	GRB_HOOK_COUNT
 };
 

@@ -32,7 +32,7 @@ const char *grb_hook_name(enum grb_hook_point point)
 		"flush-loaded", "deliver-meta", "deliver-publish",
 		"push-before-cas", "get-delivered", "get-swapped", "put-before",
 		"discard-closed", "wait-checked", "live-checked",
-		"journal-claimed", "deliver-counted",
+		"journal-claimed", "deliver-counted", "discard-committing",
 	};
 
 	return (unsigned int)point < GRB_HOOK_COUNT ? names[point] : "?";

@@ -413,6 +413,42 @@ static void test_discard_dies(void)
 	grb_channel_destroy(chan);
 }
 
+/*
+ * Killed later in the discard, after its entry says COMMITTING and
+ * before its commit: the slot is the recoverer's lost_dead, and must not
+ * also be counted discarded (the discard counts itself once committed).
+ */
+static void test_discard_dies_committing(void)
+{
+	struct grb_channel *chan = new_channel("discard2");
+	struct grb_buf *b = grb_channel_buf(chan, 0);
+	struct grb_recover_info info;
+	struct grb_buf_stats st;
+	struct grb_ctx ctx;
+	pid_t pid;
+	int status;
+
+	put(chan, 1, REC);
+	fflush(stdout);
+	pid = fork();
+	CHECK(pid >= 0);
+	if (pid == 0) {
+		kill_at = GRB_HOOK_DISCARD_COMMITTING;
+		grb_test_set_hook(kill_hook, NULL);
+		if (reserve(chan, &ctx, 9, REC) == 0)
+			grb_try_discard_reserve(&raw_pad, &ctx);
+		_exit(3);
+	}
+	CHECK_EQ(waitpid(pid, &status, 0), pid);
+	CHECK(WIFSIGNALED(status) && WTERMSIG(status) == SIGKILL);
+	CHECK_EQ(grb_buf_recover(b, 0, &info), 1);
+	CHECK_EQ(grb_channel_get_stats(chan, &st), 0);
+	CHECK_U64(st.lost_dead, 1);
+	CHECK_U64(st.discarded, 0);
+	CHECK_U64(info.records, 1);
+	grb_channel_destroy(chan);
+}
+
 /* ---- a live commit during the journal scan ------------------------------- */
 
 struct holder {
@@ -744,6 +780,9 @@ int main(void)
 	       "not counted\n");
 	test_discard_dies();
 	printf("test_recover_audit: a writer killed inside a discard\n");
+	test_discard_dies_committing();
+	printf("test_recover_audit: a writer killed before its discard's "
+	       "commit is lost_dead, not discarded too\n");
 	test_commit_during_scan();
 	printf("test_recover_audit: a live commit during the journal scan "
 	       "repairs nothing\n");
