@@ -53,7 +53,11 @@ enum grb_rflag {
 	/*
 	 * The record must carry a full 64-bit timestamp: it opens a
 	 * sub-buffer, follows a discarded reservation, or its timestamp
-	 * differs from the previous one above the kept bits.
+	 * differs above the kept bits from that of the reservation before
+	 * it in the buffer.  A refused reservation keeps no timestamp: the
+	 * record after a lost one is compared with the last record reserved
+	 * before it.  Racing writers may get the flag when not needed.
+	 * Never set when timestamp_bits is 0, always when it is 64.
 	 */
 	GRB_RFLAG_FULL_TIMESTAMP = 1u << 0,
 	/*
@@ -66,7 +70,8 @@ enum grb_rflag {
 
 /*
  * What the engine tells a client about one sub-buffer (a "packet") when it
- * opens it (buffer_begin) and when it delivers it (buffer_end).
+ * opens it (buffer_begin) and when it delivers it (buffer_end).  The
+ * fields marked "end only" are 0 at buffer_begin.
  */
 struct grb_subbuf_info {
 	/* Sub-buffer sequence number: its start position / sub-buffer size.
@@ -146,13 +151,16 @@ struct grb_client_cb {
 	/*
 	 * Patch the header at delivery (end timestamp, sizes, counts).  Runs
 	 * on the thread whose commit completed the sub-buffer; every record
-	 * in it is committed and visible.  A flush or a discard that closes
-	 * a sub-buffer commits its padding: when no record in it is pending,
-	 * that completes it, and buffer_end runs inside the flush (on the
-	 * flushing thread: a reader's, a tick's) or the discard.  On the
-	 * per-CPU path (GRB_CONFIG_SYNC_PER_CPU) two racing commits may both
-	 * see the sub-buffer complete; the first to claim it runs buffer_end,
-	 * which may then be the earlier of the two.  In a shared buffer a
+	 * in it is committed and visible.  Whatever closes a sub-buffer
+	 * short of its end commits the padding after it: a reservation whose
+	 * record does not fit, a flush, a discard.  When no record in it is
+	 * pending, that completes it, and buffer_end runs inside that
+	 * grb_reserve() or grb_write_record() (before the buffer_begin of
+	 * the sub-buffer it opens), the flush (on the flushing thread: a
+	 * reader's, a tick's) or the discard.  On the per-CPU path
+	 * (GRB_CONFIG_SYNC_PER_CPU) two racing commits may both see the
+	 * sub-buffer complete; the first to claim it runs buffer_end, which
+	 * may then be the earlier of the two.  In a shared buffer a
 	 * recoverer runs it for a last committer that died (grb/recover.h).
 	 */
 	void (*buffer_end)(struct grb_buf *buf, void *header,
@@ -178,7 +186,9 @@ struct grb_client_cb {
 	 * (grb/recover.h) for the bytes of records that will never be
 	 * committed, when committed records follow them in the sub-buffer;
 	 * @len is then at least the smallest record slot the client ever
-	 * reserves, and @at is where such a slot began.  NULL: the recoverer
+	 * reserves, and @at is where such a slot began.  The record after
+	 * the padding may have compressed its timestamp against the dead
+	 * one's, which no reader sees (grb/recover.h).  NULL: the recoverer
 	 * ends the sub-buffer before the first dead record instead, and the
 	 * committed records after it are lost with it (the sub-buffer's
 	 * record count, grb_subbuf_info.records, still includes them).
