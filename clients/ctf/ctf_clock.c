@@ -120,12 +120,16 @@ static void read_at(uint64_t (*clk)(void), clockid_t ref, uint64_t *at,
 {
 	uint64_t best = UINT64_MAX;
 
+	/* The first bracket is always taken (best starts above any width):
+	 * set here too, so that no path leaves the outputs unset. */
+	*at = 0;
+	*value = 0;
 	for (int i = 0; i < 5; i++) {
 		uint64_t r0 = ns_of(ref);
 		uint64_t v = clk();
 		uint64_t r1 = ns_of(ref);
 
-		if (r1 - r0 < best) {
+		if (i == 0 || r1 - r0 < best) {
 			best = r1 - r0;
 			*at = r0 + (r1 - r0) / 2;
 			*value = v;
