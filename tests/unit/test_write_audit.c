@@ -673,10 +673,29 @@ static void nest_with(const struct rig *g, int api)
 	nesting_free(g, 0);
 }
 
+/* ThreadSanitizer runs the handler of a signal like SIGUSR2 at its next
+ * interception point, not where raise() returns: the levels would not
+ * nest inside each other's fill.  The other presets run this case. */
+#if defined(__SANITIZE_THREAD__)
+#define NESTING_BY_SIGNAL 0
+#elif defined(__has_feature)
+#if __has_feature(thread_sanitizer)
+#define NESTING_BY_SIGNAL 0
+#endif
+#endif
+#ifndef NESTING_BY_SIGNAL
+#define NESTING_BY_SIGNAL 1
+#endif
+
 static void case_signal_nesting(const struct rig *g)
 {
 	struct sigaction sa, old;
 
+	if (!NESTING_BY_SIGNAL) {
+		printf("  signal nesting: not under ThreadSanitizer, which "
+		       "defers signal handlers\n");
+		return;
+	}
 	memset(&sa, 0, sizeof(sa));
 	sa.sa_handler = on_nest;
 	sa.sa_flags = SA_NODEFER;
